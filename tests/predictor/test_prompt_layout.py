@@ -1,0 +1,70 @@
+"""Prompt layouts keep their prefix stable while the user types, and the minimal-edit
+logic turns a rewritten region into the smallest whole-line change."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shadowtab.inference.predictor import EditCandidate, minimal_edit
+from shadowtab.inference.prompts import (
+    RecentEdit,
+    completion_prompt,
+    editable_region,
+    line_of,
+    line_starts,
+    next_edit_prompt,
+)
+
+SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(100))
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def test_typing_only_appends_to_the_completion_prompt() -> None:
+    cursor = SOURCE.index("return x + 50") + len("return x")
+    before = completion_prompt("m.py", SOURCE, cursor)
+    typed = SOURCE[:cursor] + " *" + SOURCE[cursor:]
+    after = completion_prompt("m.py", typed, cursor + 2)
+    assert after == before + " *"
+
+
+def test_next_edit_prompt_keeps_its_stable_part_while_typing_in_the_region() -> None:
+    cursor = SOURCE.index("return x + 50")
+    before = next_edit_prompt("m.py", SOURCE, cursor)
+    typed = SOURCE[:cursor] + "y" + SOURCE[cursor:]
+    after = next_edit_prompt("m.py", typed, cursor + 1, [RecentEdit("m.py", "", "y")])
+    shared = common_prefix(before.prompt, after.prompt)
+    assert shared >= before.prompt.index("Recent edits:")
+    assert before.draft.startswith(SOURCE[before.region_start : before.region_end])
+
+
+def test_editable_region_is_whole_lines_around_the_cursor() -> None:
+    cursor = SOURCE.index("return x + 7")
+    start, end = editable_region(SOURCE, cursor)
+    assert start <= cursor <= end
+    assert start == 0 or SOURCE[start - 1] == "\n"
+    assert end == len(SOURCE) or SOURCE[end] == "\n"
+
+
+@given(st.text(alphabet="ab\n", max_size=40), st.integers(min_value=0, max_value=40))
+def test_line_of_matches_counting_newlines(text: str, offset: int) -> None:
+    offset = min(offset, len(text))
+    assert line_of(line_starts(text), offset) == text.count("\n", 0, offset)
+
+
+@given(st.text(alphabet="ab \n", max_size=30), st.text(alphabet="ab \n", max_size=30))
+def test_minimal_edit_reproduces_the_new_text(old: str, new: str) -> None:
+    document = "head\n" + old + "\ntail"
+    candidate = minimal_edit(old, new, len("head\n"))
+    if old == new:
+        assert candidate is None
+        return
+    assert isinstance(candidate, EditCandidate)
+    result = document[: candidate.start] + candidate.new_text + document[candidate.end :]
+    assert result == "head\n" + new + "\ntail"
