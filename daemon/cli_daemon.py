@@ -1,0 +1,166 @@
+"""`shadowtab daemon start|stop|status|restart`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    daemon = subparsers.add_parser(
+        "daemon",
+        help="start, stop or inspect the per-user daemon",
+        description="Manage the per-user shadowtab daemon (model, shadow workspace, LSP).",
+        epilog=EPILOG,
+    )
+    commands = daemon.add_subparsers(dest="daemon_command", metavar="ACTION", required=True)
+    start = commands.add_parser(
+        "start",
+        help="start the daemon (no-op when it runs)",
+        description="Start the daemon detached; reads shadowtab.toml from the user config "
+        "dir and the current directory, then SHADOWTAB_* variables.",
+        epilog=EPILOG,
+    )
+    start.add_argument(
+        "--foreground", action="store_true", help="run in this process, log to stderr too"
+    )
+    start.set_defaults(func=run_start)
+    stop = commands.add_parser(
+        "stop", help="stop the daemon gracefully", description="Stop the daemon.", epilog=EPILOG
+    )
+    stop.set_defaults(func=run_stop)
+    status = commands.add_parser(
+        "status",
+        help="is it running, sockets, model state, log file",
+        description="Show the daemon's state; exit 2 when it is not running.",
+        epilog=EPILOG,
+    )
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.set_defaults(func=run_status)
+    restart = commands.add_parser(
+        "restart", help="stop, then start", description="Stop, then start.", epilog=EPILOG
+    )
+    restart.set_defaults(func=run_restart)
+
+
+def _fail(message: str) -> int:
+    print(f"shadowtab: {message}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def run_start(args: argparse.Namespace) -> int:
+    if args.foreground:
+        return _run_foreground()
+    from shadowtab.daemon.config import ConfigError
+    from shadowtab.daemon.lifecycle import DaemonStartError, read_status, start_daemon
+
+    already = read_status()
+    try:
+        status = already or start_daemon(START_TIMEOUT_S)
+    except (ConfigError, DaemonStartError) as exc:
+        return _fail(str(exc))
+    state = "already running" if already else "started"
+    print(f"shadowtab daemon {state} (pid {status['pid']}); log: {status['log_file']}")
+    return EXIT_OK
+
+
+def _run_foreground() -> int:
+    from shadowtab.daemon.config import ConfigError, load_settings
+    from shadowtab.daemon.runtime_files import DaemonLock, RuntimeFiles
+    from shadowtab.daemon.server import run_daemon
+
+    try:
+        settings = load_settings(Path.cwd())
+    except ConfigError as exc:
+        return _fail(f"bad configuration: {exc}")
+    files = RuntimeFiles.current()
+    problem = files.socket_path_problem()
+    if problem:
+        return _fail(problem)
+    if not DaemonLock(files.lock_file).try_acquire():
+        return _fail("a daemon is already running (see `shadowtab daemon status`)")
+    code = run_daemon(settings, files, foreground=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the hub's leftover threads must not keep a stopped daemon alive
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    from shadowtab.daemon.lifecycle import stop_daemon
+
+    if not stop_daemon(STOP_TIMEOUT_S):
+        print("shadowtab daemon is not running", file=sys.stderr)
+        return EXIT_USAGE
+    print("shadowtab daemon stopped")
+    return EXIT_OK
+
+
+def run_restart(args: argparse.Namespace) -> int:
+    from shadowtab.daemon.config import ConfigError
+    from shadowtab.daemon.lifecycle import DaemonStartError, restart_daemon
+
+    try:
+        status = restart_daemon(START_TIMEOUT_S)
+    except (ConfigError, DaemonStartError) as exc:
+        return _fail(str(exc))
+    print(f"shadowtab daemon restarted (pid {status['pid']}); log: {status['log_file']}")
+    return EXIT_OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning, request
+    from shadowtab.daemon.lifecycle import probe
+    from shadowtab.daemon.runtime_files import RuntimeFiles
+
+    found = probe()
+    log_file = str(RuntimeFiles.current().log_file)
+    reply: dict[str, Any] | None = None
+    if found.status is not None:
+        try:
+            reply = request("status", timeout=5.0)
+        except (DaemonNotRunning, ControlError) as exc:
+            found = type(found)(None, f"not running ({exc})")
+    if reply is None:
+        _print_not_running(found.reason, log_file, args.json)
+        return EXIT_USAGE
+    reply.pop("ok", None)
+    if args.json:
+        print(json.dumps({"running": True, **reply}, default=str))
+    else:
+        _print_status(reply)
+    return EXIT_OK
+
+
+def _print_not_running(reason: str, log_file: str, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"running": False, "reason": reason, "log_file": log_file}))
+    else:
+        print(f"shadowtab daemon: {reason}\nlog:            {log_file}")
+
+
+def _print_status(reply: dict[str, Any]) -> None:
+    engine = reply.get("engine", {})
+    model_state = engine.get("state", "?")
+    if model_state == "loading":
+        model_state += f" {100 * float(engine.get('progress') or 0):.0f}%"
+    if engine.get("error"):
+        model_state += f" ({engine['error']})"
+    lines = [
+        f"shadowtab daemon: running (pid {reply['pid']}, version {reply['version']})",
+        f"uptime:         {reply['uptime_s']:.0f} s (since {reply['started_at']})",
+        f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
+        f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
+        f"control socket: {reply['control_socket']}",
+        f"lsp socket:     {reply['lsp_socket']}",
+        f"log:            {reply['log_file']}",
+    ]
+    print("\n".join(lines))

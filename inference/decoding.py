@@ -1,0 +1,152 @@
+"""Greedy and speculative decoding on one KV sequence, through the low-level runtime:
+logits only where needed, argmax in numpy, a guard before every forward pass (cancel,
+preemption)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from .engine_api import RequestStats
+from .llama_runtime import LlamaRuntime
+from .speculative import DraftCursor, DraftPolicy
+from .text_output import TextAssembler
+
+Guard = Callable[[], None]  # raises to stop before the next forward pass
+Logits = npt.NDArray[np.float32]
+
+
+class SequenceWriter:
+    """Evaluates tokens into one sequence and always knows exactly what its KV holds."""
+
+    def __init__(
+        self, runtime: LlamaRuntime, seq: int, cached: Sequence[int], guard: Guard
+    ) -> None:
+        self.runtime = runtime
+        self.seq = seq
+        self.tokens = list(cached)
+        self.guard = guard
+        self.passes = 0
+
+    def eval(self, tokens: Sequence[int], outputs: Sequence[int]) -> Logits:
+        self.guard()
+        logits = self.runtime.decode(tokens, self.seq, len(self.tokens), outputs)
+        self.tokens.extend(tokens)
+        self.passes += 1
+        return logits
+
+    def truncate(self, length: int) -> None:
+        if length < len(self.tokens):
+            self.runtime.seq_remove(self.seq, length, -1)
+            del self.tokens[length:]
+
+
+def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits:
+    """Evaluate the prompt's uncached tail in chunks; the last token's logits (a copy)."""
+    start = len(writer.tokens)
+    logits: Logits | None = None
+    for begin in range(start, len(prompt), chunk):
+        part = prompt[begin : begin + chunk]
+        last = begin + len(part) == len(prompt)
+        rows = writer.eval(part, [len(part) - 1] if last else [])
+        if last:
+            logits = rows[0].copy()
+    if logits is None:
+        raise ValueError("prefill needs at least one uncached prompt token")
+    return logits
+
+
+def top2_margin(row: Logits) -> float:
+    top2 = np.partition(row, -2)[-2:]
+    return float(top2[1] - top2[0])
+
+
+@dataclass
+class Generation:
+    tokens: list[int] = field(default_factory=list)
+    margins: list[float] = field(default_factory=list)
+    text: str = ""
+    first_token_at: float | None = None
+
+
+class TokenSink:
+    """Collects generated tokens; says when generation is over (end token, limit, stop)."""
+
+    def __init__(
+        self, runtime: LlamaRuntime, max_tokens: int, text: TextAssembler, clock: Callable[[], float]
+    ) -> None:
+        self.runtime = runtime
+        self.max_tokens = max_tokens
+        self.text = text
+        self.clock = clock
+        self.result = Generation()
+        self.done = False
+
+    def push(self, token: int, margin: float | None = None) -> bool:
+        """Add one token; True when generation must stop (the token may not be kept)."""
+        if self.done:
+            return True
+        if self.result.first_token_at is None:
+            self.result.first_token_at = self.clock()
+        if self.runtime.is_end_of_generation(token):
+            self.done = True
+            return True
+        self.result.tokens.append(token)
+        if margin is not None:
+            self.result.margins.append(margin)
+        stopped = self.text.add(self.runtime.piece(token))
+        self.done = stopped or len(self.result.tokens) >= self.max_tokens
+        return self.done
+
+
+def greedy(writer: SequenceWriter, first: Logits, sink: TokenSink) -> None:
+    """Plain greedy decoding, one token per forward pass: the reference output."""
+    row = first
+    while True:
+        token = int(np.argmax(row))
+        if sink.push(token, top2_margin(row)):
+            return
+        row = writer.eval([token], [0])[0]
+
+
+def speculative(
+    writer: SequenceWriter,
+    first: Logits,
+    draft: Sequence[int],
+    sink: TokenSink,
+    stats: RequestStats,
+    policy: DraftPolicy | None = None,
+) -> None:
+    """Greedy decoding that verifies k draft tokens per forward pass (logits only on the
+    pending token and the draft positions), keeping the longest agreeing run."""
+    cursor = DraftCursor(draft, policy)
+    token = int(np.argmax(first))
+    output = [token]
+    cursor.advance(0, 0, token, output)
+    if sink.push(token):
+        return
+    while True:
+        proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
+        base = len(writer.tokens)
+        rows = writer.eval([token, *proposal], list(range(len(proposal) + 1)))
+        choices = np.argmax(rows, axis=1)
+        accepted = _agreeing_run(proposal, choices)
+        token = int(choices[accepted])
+        writer.truncate(base + 1 + accepted)  # drop the rejected draft tokens' KV
+        stats.draft_tokens += len(proposal)
+        stats.accepted_draft_tokens += accepted
+        output.extend([*proposal[:accepted], token])
+        cursor.advance(len(proposal), accepted, token, output)
+        for kept in [*proposal[:accepted], token]:
+            if sink.push(kept):
+                return
+
+
+def _agreeing_run(proposal: Sequence[int], choices: npt.NDArray[np.int64]) -> int:
+    for i, drafted in enumerate(proposal):
+        if int(choices[i]) != drafted:
+            return i
+    return len(proposal)

@@ -1,0 +1,116 @@
+"""The engine interface shared by every engine: request statistics, results, options."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+EngineKind = Literal["llama.cpp", "off"]
+
+
+@dataclass
+class RequestStats:
+    """What one request cost; prompt token counts refer to the (possibly truncated) prompt."""
+
+    prompt_tokens: int = 0
+    reused_prompt_tokens: int = 0  # served from the KV cache
+    evaluated_prompt_tokens: int = 0
+    truncated_prompt_tokens: int = 0  # dropped from the start: the prompt exceeded the context
+    generated_tokens: int = 0
+    forward_passes: int = 0
+    draft_tokens: int = 0
+    accepted_draft_tokens: int = 0
+    seconds: float = 0.0
+    first_token_seconds: float = 0.0
+    preempted: bool = False  # warm() only: stopped early to let a real request run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Completion:
+    """n candidates, best first. token_ids and margins describe the best candidate:
+    margins[i] is the top-2 logit gap when token i was chosen (empty when not computed)."""
+
+    texts: list[str]
+    stats: RequestStats
+    token_ids: list[int] = field(default_factory=list)
+    margins: list[float] = field(default_factory=list)
+
+
+@dataclass
+class CacheInfo:
+    bytes_per_token: int
+    capacity_tokens: int
+    used_tokens: int
+    resident_prefixes: list[int]  # token count of each resident prefix, most recent first
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EngineOptions:
+    kind: EngineKind = "llama.cpp"
+    model_path: str | None = None
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    kv_cache_mb: float = 256
+    data_dir: Path | None = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What the daemon, the predictor and the benchmarks use. Calls are thread-safe; a set
+    `cancel` event stops a call within one forward pass with inference.Cancelled."""
+
+    def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats: ...
+
+    def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        n: int = 1,
+        cancel: threading.Event | None = None,
+    ) -> Completion: ...
+
+    def complete_stream(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]: ...
+
+    def rewrite(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Completion: ...
+
+    def rewrite_stream(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]: ...
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def cache_info(self) -> CacheInfo: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

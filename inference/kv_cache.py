@@ -1,0 +1,161 @@
+"""Which prompt prefixes stay resident in the KV cache: one llama.cpp sequence per prefix
+in a unified cache, longest-common-prefix lookup, LRU eviction under a token budget.
+
+Bookkeeping only; the native operations go through `SequenceOps` (the runtime)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from .engine_api import CacheInfo
+
+
+class SequenceOps(Protocol):
+    def seq_remove(self, seq: int, start: int, end: int = -1) -> None: ...
+
+    def seq_copy(self, src: int, dst: int, end: int) -> None: ...
+
+
+@dataclass
+class ResidentPrefix:
+    seq: int
+    tokens: list[int] = field(default_factory=list)  # exactly what the KV holds, from pos 0
+    prompt_length: int = 0  # of the last request placed here (the rest was generated)
+    last_used: int = 0
+
+
+@dataclass(frozen=True)
+class Placement:
+    seq: int
+    reused: int  # tokens already in the KV for this request
+
+
+def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    diff = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(diff[0]) if diff.size else n
+
+
+class PrefixCache:
+    """Maps resident prefixes to sequence ids 0..n_slots-1.
+
+    A request continues the sequence sharing its longest prefix in place when it mostly
+    extends it (the next keystroke in the same document); when it shares only a small head
+    (another document with the same instructions) the head is forked into a free sequence:
+    in a unified KV cache that shares cells instead of copying them.
+    Accounting counts each sequence's tokens, so shared heads count twice (conservative)."""
+
+    def __init__(
+        self, ops: SequenceOps, n_slots: int, capacity_tokens: int, n_cells: int
+    ) -> None:
+        self._ops = ops
+        self._slots: dict[int, ResidentPrefix] = {}
+        self._n_slots = n_slots
+        self.capacity_tokens = capacity_tokens
+        self._n_cells = n_cells
+        self._clock = 0
+
+    def used_tokens(self) -> int:
+        return sum(len(prefix.tokens) for prefix in self._slots.values())
+
+    def info(self, bytes_per_token: int) -> CacheInfo:
+        recent = sorted(self._slots.values(), key=lambda p: -p.last_used)
+        return CacheInfo(
+            bytes_per_token=bytes_per_token,
+            capacity_tokens=self.capacity_tokens,
+            used_tokens=self.used_tokens(),
+            resident_prefixes=[len(p.tokens) for p in recent if p.tokens],
+        )
+
+    def place(self, prompt: Sequence[int], total_tokens: int) -> Placement:
+        """Pick (and prepare) the sequence for a request of `prompt` that may grow to
+        `total_tokens`; at least the last prompt token is left to evaluate (for logits)."""
+        best, shared = self._best_match(prompt)
+        shared = min(shared, len(prompt) - 1)
+        if best is not None and self._continue_in_place(best, shared):
+            self._trim(best, shared)
+            target = best
+        else:
+            target = self._free_slot(exclude=best)
+            if best is not None and shared > 0:
+                self._ops.seq_copy(best.seq, target.seq, shared)
+                target.tokens = list(best.tokens[:shared])
+            else:
+                shared = 0
+        target.prompt_length = len(prompt)
+        self._touch(target)
+        self._make_room(target, total_tokens)
+        return Placement(seq=target.seq, reused=shared)
+
+    def record(self, seq: int, tokens: Sequence[int]) -> None:
+        """The KV of `seq` now holds exactly `tokens`; then the budget is enforced."""
+        prefix = self._slots[seq]
+        prefix.tokens = list(tokens)
+        self._touch(prefix)
+        self._enforce_budget(keep=prefix)
+
+    def clear(self) -> None:
+        for prefix in list(self._slots.values()):
+            self._evict(prefix)
+
+    def _best_match(self, prompt: Sequence[int]) -> tuple[ResidentPrefix | None, int]:
+        best: ResidentPrefix | None = None
+        best_len = 0
+        for prefix in self._slots.values():
+            length = common_prefix_length(prefix.tokens, prompt)
+            if length > best_len:
+                best, best_len = prefix, length
+        return best, best_len
+
+    @staticmethod
+    def _continue_in_place(prefix: ResidentPrefix, shared: int) -> bool:
+        """In place when the request shares at least half of the last prompt placed there
+        (what was generated after it is disposable)."""
+        return shared * 2 >= min(len(prefix.tokens), prefix.prompt_length or len(prefix.tokens))
+
+    def _trim(self, prefix: ResidentPrefix, length: int) -> None:
+        if length < len(prefix.tokens):
+            self._ops.seq_remove(prefix.seq, length, -1)
+            del prefix.tokens[length:]
+
+    def _free_slot(self, exclude: ResidentPrefix | None) -> ResidentPrefix:
+        for seq in range(self._n_slots):
+            if seq not in self._slots:
+                self._slots[seq] = ResidentPrefix(seq=seq)
+                return self._slots[seq]
+        victims = [p for p in self._slots.values() if p is not exclude]
+        victim = min(victims, key=lambda p: p.last_used)
+        self._evict(victim)
+        self._slots[victim.seq] = ResidentPrefix(seq=victim.seq)
+        return self._slots[victim.seq]
+
+    def _touch(self, prefix: ResidentPrefix) -> None:
+        self._clock += 1
+        prefix.last_used = self._clock
+
+    def _evict(self, prefix: ResidentPrefix) -> None:
+        self._ops.seq_remove(prefix.seq, 0, -1)
+        self._slots.pop(prefix.seq, None)
+
+    def _others_by_age(self, keep: ResidentPrefix) -> list[ResidentPrefix]:
+        others = [p for p in self._slots.values() if p is not keep]
+        return sorted(others, key=lambda p: p.last_used)
+
+    def _make_room(self, target: ResidentPrefix, total_tokens: int) -> None:
+        """Evict least recently used prefixes until the request fits in the cells."""
+        others = self._others_by_age(target)
+        while others and self.used_tokens() - len(target.tokens) + total_tokens > self._n_cells:
+            self._evict(others.pop(0))
+
+    def _enforce_budget(self, keep: ResidentPrefix) -> None:
+        others = self._others_by_age(keep)
+        while others and self.used_tokens() > self.capacity_tokens:
+            self._evict(others.pop(0))
+        if len(keep.tokens) > self.capacity_tokens:
+            self._trim(keep, self.capacity_tokens)

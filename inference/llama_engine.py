@@ -1,0 +1,269 @@
+"""LlamaCppEngine: the embedded default engine (llama-cpp-python, low-level API)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .decoding import SequenceWriter, prefill
+from .generation import GenerationRequest, run_generation
+from .engine_api import CacheInfo, Completion, RequestStats
+from .errors import EngineError, EngineNotReady
+from .kv_cache import PrefixCache
+from .llama_runtime import ContextConfig, LlamaRuntime
+from .model_files import default_model_path
+from .request_limits import RequestLimits, check_request, truncate_prompt
+from .scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
+from .streaming import stream_in_thread
+from .text_output import Emit
+
+RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
+MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
+BATCH_TOKENS = 256
+PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
+WARM_CHUNK = 64  # warming yields to a real request within one such batch
+MB = 1024 * 1024
+
+
+def physical_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+class LlamaCppEngine:
+    """See docs/CONTRACTS.md. Loads the model in the constructor unless `load=False`; then
+    `load()` (e.g. in a background thread) and requests before it ends get EngineNotReady."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        kv_cache_mb: float = 256,
+        on_progress: Callable[[float], None] | None = None,
+        load: bool = True,
+    ) -> None:
+        if n_ctx < 64:
+            raise EngineError(f"n_ctx must be at least 64, got {n_ctx}")
+        if kv_cache_mb <= 0:
+            raise EngineError(f"kv_cache_mb must be positive, got {kv_cache_mb}")
+        self.model_path = Path(model_path) if model_path else default_model_path()
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or physical_cores()
+        self.kv_cache_mb = kv_cache_mb
+        self._gate = RequestGate()
+        self._state = "idle"
+        self._runtime: LlamaRuntime | None = None
+        self._cache: PrefixCache | None = None
+        self._totals: dict[str, float] = {}
+        if load:
+            self.load(on_progress)
+
+    # lifecycle
+
+    def load(self, on_progress: Callable[[float], None] | None = None) -> None:
+        self._state = "loading"
+        try:
+            runtime, cache = self._open(on_progress)
+        except BaseException:
+            self._state = "failed"
+            raise
+        self._runtime, self._cache = runtime, cache
+        self._state = "ready"
+
+    def _open(
+        self, on_progress: Callable[[float], None] | None
+    ) -> tuple[LlamaRuntime, PrefixCache]:
+        runtime = LlamaRuntime(self.model_path, on_progress)
+        capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
+        config = ContextConfig(
+            n_cells=max(self.n_ctx, capacity),
+            n_seq_max=RESIDENT_PREFIXES + MAX_CANDIDATES,
+            n_threads=self.n_threads,
+            n_batch=BATCH_TOKENS,
+        )
+        try:
+            runtime.open_context(config)
+        except BaseException:
+            runtime.close()
+            raise
+        cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), runtime.n_cells)
+        return runtime, cache
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    def close(self) -> None:
+        with self._gate.real():
+            if self._runtime is not None:
+                self._runtime.close()
+            self._runtime, self._cache = None, None
+            self._state = "closed"
+
+    def _ready(self) -> tuple[LlamaRuntime, PrefixCache]:
+        if self._runtime is None or self._cache is None:
+            raise EngineNotReady(f"the model is not ready (engine state: {self._state})")
+        return self._runtime, self._cache
+
+    # public requests
+
+    def tokenize(self, text: str) -> list[int]:
+        runtime, _ = self._ready()
+        return runtime.tokenize(text, add_bos=False)
+
+    def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
+        """Prefill `prompt` into the cache at low priority; stops early (stats.preempted) as
+        soon as a real request waits, keeping what it computed."""
+        self._ready()
+        with self._gate.background():
+            runtime, cache = self._ready()
+            stats = RequestStats()
+            started = time.perf_counter()
+            tokens = self._prompt_tokens(runtime, prompt, 0, stats)
+            placement = cache.place(tokens, len(tokens))
+            writer = SequenceWriter(
+                runtime, placement.seq, tokens[: placement.reused],
+                lambda: warm_guard(self._gate, cancel),
+            )
+            stats.reused_prompt_tokens = placement.reused
+            try:
+                prefill(writer, tokens, WARM_CHUNK)
+            except Preempted:
+                stats.preempted = True
+            finally:
+                cache.record(writer.seq, writer.tokens)
+                self._finish(stats, writer, placement.reused, started)
+            return stats
+
+    def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        n: int = 1,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        check_request(self._limits(), max_tokens, n)
+        return self._generate(prompt, None, max_tokens, stop, n, cancel, None)
+
+    def complete_stream(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        check_request(self._limits(), max_tokens, 1)
+        return stream_in_thread(
+            lambda emit, stop_event: self._generate(
+                prompt, None, max_tokens, stop, 1, stop_event, emit
+            ),
+            cancel,
+        )
+
+    def rewrite(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        check_request(self._limits(), max_tokens, 1, draft=draft)
+        mode = "speculative" if speculative else "greedy"
+        return self._generate(prompt, (draft, mode), max_tokens, stop, 1, cancel, None)
+
+    def rewrite_stream(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        check_request(self._limits(), max_tokens, 1, draft=draft)
+        mode = "speculative" if speculative else "greedy"
+        return stream_in_thread(
+            lambda emit, stop_event: self._generate(
+                prompt, (draft, mode), max_tokens, stop, 1, stop_event, emit
+            ),
+            cancel,
+        )
+
+    def cache_info(self) -> CacheInfo:
+        runtime, cache = self._ready()
+        with self._gate.real():
+            return cache.info(runtime.shape.kv_bytes_per_token())
+
+    def stats(self) -> dict[str, Any]:
+        info = self.cache_info().to_dict() if self._runtime is not None else None
+        return {
+            "state": self._state,
+            "model": str(self.model_path),
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "cache": info,
+            "totals": dict(self._totals),
+        }
+
+    # internals
+
+    def _limits(self) -> RequestLimits:
+        return RequestLimits(n_ctx=self.n_ctx, max_candidates=MAX_CANDIDATES)
+
+    def _prompt_tokens(
+        self, runtime: LlamaRuntime, prompt: str, reserve: int, stats: RequestStats
+    ) -> list[int]:
+        tokens = runtime.tokenize(prompt, add_bos=True)
+        if not tokens:
+            raise EngineError("empty prompt")
+        tokens, dropped = truncate_prompt(tokens, self.n_ctx - reserve, runtime.add_bos)
+        stats.prompt_tokens = len(tokens)
+        stats.truncated_prompt_tokens = dropped
+        return tokens
+
+    def _generate(
+        self,
+        prompt: str,
+        draft: tuple[str, str] | None,
+        max_tokens: int,
+        stop: Sequence[str],
+        n: int,
+        cancel: CancelFlag | None,
+        emit: Emit | None,
+    ) -> Completion:
+        self._ready()
+        with self._gate.real():
+            runtime, cache = self._ready()
+            request = GenerationRequest(
+                prompt, draft, max_tokens, tuple(stop), n, emit, PREFILL_CHUNK, RESIDENT_PREFIXES
+            )
+            completion = run_generation(
+                runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
+            )
+            self._add_totals(completion.stats)
+            return completion
+
+    def _finish(
+        self, stats: RequestStats, writer: SequenceWriter, reused: int, started: float
+    ) -> None:
+        stats.evaluated_prompt_tokens = len(writer.tokens) - reused
+        stats.forward_passes = writer.passes
+        stats.seconds = time.perf_counter() - started
+        self._add_totals(stats)
+
+    def _add_totals(self, stats: RequestStats) -> None:
+        for key in ("prompt_tokens", "reused_prompt_tokens", "evaluated_prompt_tokens",
+                    "generated_tokens", "draft_tokens", "accepted_draft_tokens"):
+            self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
+        self._totals["requests"] = self._totals.get("requests", 0) + 1
+

@@ -1,0 +1,210 @@
+"""A thin typed layer over llama.cpp's low-level API: one model, one context with a unified
+KV cache shared by several sequences, a reusable batch, logits only where asked for."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+import numpy.typing as npt
+
+from .errors import EngineError, ModelLoadError
+from .model_files import check_gguf_file
+
+# llama-cpp-python's log callback prints every llama.cpp line unless its logger says otherwise.
+logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+llama_cpp.llama_backend_init()
+
+F16_BYTES = 2
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    n_layer: int
+    n_head: int
+    n_head_kv: int
+    head_dim_k: int
+    head_dim_v: int
+    n_vocab: int
+    n_ctx_train: int
+
+    def kv_bytes_per_token(self, bytes_per_element: int = F16_BYTES) -> int:
+        """K and V for every layer and KV head: GQA/MQA models need proportionally less."""
+        return self.n_layer * self.n_head_kv * (self.head_dim_k + self.head_dim_v) * (
+            bytes_per_element
+        )
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    n_cells: int  # KV cells shared by all sequences
+    n_seq_max: int
+    n_threads: int
+    n_batch: int  # most tokens one decode call may take
+
+
+def _load_model(path: Path, on_progress: Callable[[float], None] | None) -> ctypes.c_void_p:
+    check_gguf_file(path)
+    params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = 0
+    # Extra buffer types put weights in AMX/repacked layouts; the AMX kernels crash (SIGSEGV)
+    # where the kernel does not grant AMX tile state to the process, as in VMs seen here.
+    params.use_extra_bufts = False
+
+    def report(progress: float, _user_data: ctypes.c_void_p) -> bool:
+        if on_progress is not None:
+            on_progress(min(max(float(progress), 0.0), 1.0))
+        return True
+
+    callback = llama_cpp.llama_progress_callback(report)
+    params.progress_callback = callback
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+    if not model:
+        raise ModelLoadError(f"llama.cpp could not load the model (corrupt or truncated?): {path}")
+    return model
+
+
+def _meta_int(model: ctypes.c_void_p, key: str) -> int | None:
+    buffer = ctypes.create_string_buffer(64)
+    size = llama_cpp.llama_model_meta_val_str(model, key.encode(), buffer, len(buffer))
+    if size < 0:
+        return None
+    try:
+        return int(buffer.value.decode())
+    except ValueError:
+        return None
+
+
+def _arch(model: ctypes.c_void_p) -> str:
+    buffer = ctypes.create_string_buffer(128)
+    llama_cpp.llama_model_meta_val_str(model, b"general.architecture", buffer, len(buffer))
+    return buffer.value.decode()
+
+
+def _read_shape(model: ctypes.c_void_p, vocab: ctypes.c_void_p) -> ModelShape:
+    n_head = llama_cpp.llama_model_n_head(model)
+    default_dim = llama_cpp.llama_model_n_embd(model) // max(n_head, 1)
+    arch = _arch(model)
+    return ModelShape(
+        n_layer=llama_cpp.llama_model_n_layer(model),
+        n_head=n_head,
+        n_head_kv=llama_cpp.llama_model_n_head_kv(model),
+        head_dim_k=_meta_int(model, f"{arch}.attention.key_length") or default_dim,
+        head_dim_v=_meta_int(model, f"{arch}.attention.value_length") or default_dim,
+        n_vocab=llama_cpp.llama_vocab_n_tokens(vocab),
+        n_ctx_train=llama_cpp.llama_model_n_ctx_train(model),
+    )
+
+
+class LlamaRuntime:
+    """Owns the native model, context and batch. Not thread-safe: the engine serializes."""
+
+    def __init__(self, model_path: Path, on_progress: Callable[[float], None] | None):
+        self.model_path = model_path
+        self._model = _load_model(model_path, on_progress)
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self.shape = _read_shape(self._model, self._vocab)
+        self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
+        self.bos = int(llama_cpp.llama_vocab_bos(self._vocab))
+        self.config = ContextConfig(n_cells=0, n_seq_max=1, n_threads=1, n_batch=1)
+        self._ctx: ctypes.c_void_p | None = None
+        self._batch: llama_cpp.llama_batch | None = None
+
+    def open_context(self, config: ContextConfig) -> None:
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = config.n_cells
+        params.n_batch = config.n_batch
+        params.n_ubatch = config.n_batch
+        params.n_seq_max = config.n_seq_max
+        params.n_threads = config.n_threads
+        params.n_threads_batch = config.n_threads
+        params.kv_unified = True  # all sequences share the cells: seq_cp shares, not copies
+        params.no_perf = True
+        ctx = llama_cpp.llama_init_from_model(self._model, params)
+        if not ctx:
+            raise ModelLoadError("llama.cpp could not create a context (out of memory?)")
+        self.config = config
+        self._ctx = ctx
+        self._memory = llama_cpp.llama_get_memory(ctx)
+        self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, 1)
+
+    @property
+    def n_cells(self) -> int:
+        return int(llama_cpp.llama_n_ctx(self._ctx)) if self._ctx else 0
+
+    def _require_batch(self) -> llama_cpp.llama_batch:
+        if self._batch is None or not self._ctx:
+            raise EngineError("the llama.cpp context is closed")
+        return self._batch
+
+    def tokenize(self, text: str, add_bos: bool) -> list[int]:
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        tokens = (llama_cpp.llama_token * capacity)()
+        count = llama_cpp.llama_tokenize(
+            self._vocab, data, len(data), tokens, capacity, add_bos and self.add_bos, False
+        )
+        if count < 0:
+            raise EngineError(f"tokenization failed ({count})")
+        return list(tokens[:count])
+
+    def piece(self, token: int) -> bytes:
+        buffer = ctypes.create_string_buffer(64)
+        size = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, False)
+        return buffer.raw[: max(size, 0)]
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+    def decode(
+        self, tokens: Sequence[int], seq: int, pos0: int, outputs: Sequence[int]
+    ) -> npt.NDArray[np.float32]:
+        """Evaluate `tokens` at positions pos0.. in `seq`; return the logits rows of the batch
+        indexes in `outputs` (ascending), shape (len(outputs), n_vocab), a view valid until
+        the next decode."""
+        count = len(tokens)
+        if count == 0 or count > self.config.n_batch:
+            raise EngineError(f"batch of {count} tokens (limit {self.config.n_batch})")
+        batch = self._require_batch()
+        batch.n_tokens = count
+        wanted = set(outputs)
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = pos0 + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = seq
+            batch.logits[i] = i in wanted
+        status = llama_cpp.llama_decode(self._ctx, batch)
+        if status != 0:
+            raise EngineError(f"llama_decode failed with status {status}")
+        rows = len(wanted)
+        if rows == 0:
+            return np.empty((0, self.shape.n_vocab), dtype=np.float32)
+        pointer = llama_cpp.llama_get_logits(self._ctx)
+        return np.ctypeslib.as_array(pointer, shape=(rows, self.shape.n_vocab))
+
+    def seq_remove(self, seq: int, start: int, end: int = -1) -> None:
+        if not llama_cpp.llama_memory_seq_rm(self._memory, seq, start, end):
+            raise EngineError(f"could not trim sequence {seq} at {start}")
+
+    def seq_copy(self, src: int, dst: int, end: int) -> None:
+        llama_cpp.llama_memory_seq_cp(self._memory, src, dst, 0, end)
+
+    def seq_state_bytes(self, seq: int) -> int:
+        return int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
+
+    def close(self) -> None:
+        if self._batch is not None:
+            llama_cpp.llama_batch_free(self._batch)
+            self._batch = None
+        if self._ctx:
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+        if self._model:
+            llama_cpp.llama_model_free(self._model)
+            self._model = None

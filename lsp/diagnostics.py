@@ -1,0 +1,110 @@
+"""Debounced publishDiagnostics from the shadow linters.
+
+One lint per document however many sessions show it; the result goes to every session
+that has the document open. While the model holds a lock, documents with pending shadow
+edits that no editor shows get their diagnostics published too (to every session), so
+the user sees what the model's edits broke before committing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from shadowtab.lsp.convert import to_lsp_diagnostic
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.hub import Hub
+    from shadowtab.shadow_workspace import ShadowWorkspace
+
+logger = logging.getLogger(__name__)
+
+
+class DiagnosticsPublisher:
+    def __init__(self, hub: Hub, debounce_s: float) -> None:
+        self.hub = hub
+        self.debounce_s = debounce_s
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._pending_published: set[str] = set()
+
+    def schedule(self, uri: str, delay_s: float | None = None) -> None:
+        """Lint `uri` after the debounce delay; a newer call restarts the delay."""
+        if (timer := self._timers.pop(uri, None)) is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        delay = self.debounce_s if delay_s is None else delay_s
+        self._timers[uri] = loop.call_later(delay, self._start, uri)
+
+    def _start(self, uri: str) -> None:
+        self._timers.pop(uri, None)
+        if (running := self._tasks.pop(uri, None)) is not None:
+            running.cancel()  # an older lint of older text: its result is stale
+        self._tasks[uri] = asyncio.ensure_future(self._lint_and_publish(uri))
+
+    async def _lint_and_publish(self, uri: str) -> None:
+        try:
+            workspace = self.hub.workspaces.for_uri(uri)
+            document = workspace.document(uri)
+            if document is None:
+                return
+            version = document.version
+            diagnostics = await workspace.lint(uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.warning("lint of %s failed: %s", uri, exc)
+            return
+        finally:
+            if self._tasks.get(uri) is asyncio.current_task():
+                del self._tasks[uri]
+        self.publish(uri, [to_lsp_diagnostic(d) for d in diagnostics], version)
+
+    def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        sessions = self.hub.workspaces.sessions_with(uri)
+        if not sessions:
+            # Not shown by any editor: only a pending model edit makes it worth showing.
+            sessions = list(self.hub.sessions)
+            self._pending_published.add(uri)
+        for session in sessions:
+            session_version = session.sync.version_of(uri)
+            params = types.PublishDiagnosticsParams(
+                uri=uri,
+                diagnostics=diagnostics,
+                version=session_version if session_version is not None else None,
+            )
+            session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+        del version  # the shadow version is not the editor's; each session gets its own
+
+    def refresh_pending(self, workspace: ShadowWorkspace) -> None:
+        """After a lock change: lint pending shadow documents (model holds the lock), or
+        clear what was published for them (the user took it back)."""
+        pending = set(pending_uris(workspace)) if workspace.lock.holder == "model" else set()
+        for uri in pending:
+            self.schedule(uri, delay_s=0)
+        for uri in list(self._pending_published):
+            if uri not in pending and not self.hub.workspaces.sessions_with(uri):
+                self._pending_published.discard(uri)
+                self.publish_to_all(uri, [])
+
+    def publish_to_all(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        for session in list(self.hub.sessions):
+            session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+
+    def cancel(self, uri: str) -> None:
+        if (timer := self._timers.pop(uri, None)) is not None:
+            timer.cancel()
+        if (task := self._tasks.pop(uri, None)) is not None:
+            task.cancel()
+
+    def close(self) -> None:
+        for uri in list(self._timers) + list(self._tasks):
+            self.cancel(uri)
+
+
+def pending_uris(workspace: ShadowWorkspace) -> list[str]:
+    """URIs of documents whose shadow text differs from the disk."""
+    return [document.uri for document in workspace.pending_documents()]

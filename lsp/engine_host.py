@@ -1,0 +1,109 @@
+"""Loads the engine in a background thread and tracks its state for status and progress."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shadowtab.inference import Engine, EngineOptions
+    from shadowtab.inference.predictor import Predictor
+
+logger = logging.getLogger(__name__)
+
+
+class EngineHost:
+    """Owns the engine: state "off" | "loading" | "ready" | "failed", load progress 0..1."""
+
+    def __init__(self, options: EngineOptions, predictor: Predictor | None) -> None:
+        self.options = options
+        self.state = "off" if options.kind == "off" else "loading"
+        self.progress = 0.0
+        self.error: str | None = None
+        self.engine: Engine | None = None
+        self._explicit_predictor = predictor
+        self._default_predictor: Predictor | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def predictor(self) -> Predictor | None:
+        """The predictor given in HubOptions, else EnginePredictor over this engine."""
+        if self._explicit_predictor is not None:
+            return self._explicit_predictor
+        if self.options.kind == "off":
+            return None
+        if self._default_predictor is None:
+            from shadowtab.inference.predictor import EnginePredictor
+
+            self._default_predictor = EnginePredictor(self.get_engine)
+        return self._default_predictor
+
+    def get_engine(self) -> Engine | None:
+        return self.engine if self.state == "ready" else None
+
+    def start(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[], None]) -> None:
+        if self.state != "loading" or self._thread is not None:
+            return
+
+        def notify() -> None:
+            loop.call_soon_threadsafe(on_change)
+
+        self._thread = threading.Thread(
+            target=self._load, args=(notify,), name="shadowtab-engine-load", daemon=True
+        )
+        self._thread.start()
+
+    def _load(self, notify: Callable[[], None]) -> None:
+        from shadowtab.inference import create_engine
+
+        def on_progress(fraction: float) -> None:
+            self.progress = max(0.0, min(1.0, float(fraction)))
+            notify()
+
+        try:
+            engine = create_engine(self.options, on_progress=on_progress)
+        except Exception as exc:  # any load failure is reported, never raised into the loop
+            logger.exception("engine failed to load")
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.state = "failed"
+        else:
+            with self._lock:
+                if self._closed:
+                    engine.close()
+                    return
+                self.engine = engine
+                self.progress = 1.0
+                self.state = "ready"
+        notify()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "progress": self.progress,
+            "error": self.error,
+            "model": self.options.model_path
+            if self.options.model_path or self.state == "off"
+            else "default",
+        }
+
+    def stats(self) -> dict[str, Any]:
+        engine = self.get_engine()
+        data = self.status()
+        if engine is not None:
+            try:
+                data["engine_stats"] = engine.stats()
+            except Exception as exc:
+                data["engine_stats_error"] = str(exc)
+        return data
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close()

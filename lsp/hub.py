@@ -1,0 +1,134 @@
+"""The hub: what all LSP sessions of one daemon share (shadow workspaces, the engine, the
+predictor, the save locks), plus the control commands the daemon exposes over its socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shadowtab.lsp.engine_host import EngineHost
+
+if TYPE_CHECKING:
+    from shadowtab.inference import EngineOptions
+    from shadowtab.inference.predictor import Predictor
+    from shadowtab.lsp.session import Session
+    from shadowtab.shadow_workspace import LinterSpec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class HubOptions:
+    state_dir: Path
+    data_dir: Path
+    engine: EngineOptions
+    linters: dict[str, LinterSpec] = field(default_factory=dict)
+    lint_debounce_ms: int = 150
+    warm_debounce_ms: int = 100
+    predictor: Predictor | None = None
+
+
+class Hub:
+    """Shared state of every session; one per daemon (or per `lsp --standalone`)."""
+
+    def __init__(self, options: HubOptions) -> None:
+        from shadowtab.lsp.commands import CommandRunner
+        from shadowtab.lsp.predictions import PredictionService
+        from shadowtab.lsp.workspace_registry import WorkspaceRegistry
+
+        self.options = options
+        self.engine_host = EngineHost(options.engine, options.predictor)
+        self.workspaces = WorkspaceRegistry(self, options)
+        self.sessions: set[Session] = set()
+        self.commands = CommandRunner(self)
+        self.predictions = PredictionService(self, options.warm_debounce_ms / 1000)
+        self._next_session_id = 1
+        self._closed = False
+
+    @property
+    def predictor(self) -> Predictor | None:
+        return self.engine_host.predictor
+
+    async def start(self) -> None:
+        """Start loading the engine in a background thread; returns at once."""
+        self.engine_host.start(asyncio.get_running_loop(), self._on_engine_progress)
+
+    def _on_engine_progress(self) -> None:
+        for session in list(self.sessions):
+            session.on_engine_progress()
+
+    def _new_session(self) -> Session:
+        from shadowtab.lsp.session import Session
+
+        session = Session(self, self._next_session_id)
+        self._next_session_id += 1
+        self.sessions.add(session)
+        return session
+
+    async def serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Run one LSP session over one socket connection, until it ends."""
+        from shadowtab.lsp.transport import StreamWriterAdapter
+
+        session = self._new_session()
+        try:
+            await session.run(reader, StreamWriterAdapter(writer))
+        finally:
+            await self._end_session(session)
+            writer.close()
+
+    async def serve_stdio(self) -> bool:
+        """`shadowtab lsp --standalone`: one session on this process's stdin/stdout.
+        False when the client sent `exit` without `shutdown` (exit code 1 per LSP)."""
+        from shadowtab.lsp.transport import open_stdio
+
+        reader, writer = await open_stdio(sys.stdin.buffer, sys.stdout.buffer)
+        session = self._new_session()
+        try:
+            await session.run(reader, writer)
+        finally:
+            await self._end_session(session)
+        return session.clean_exit or not session.exit_requested
+
+    async def _end_session(self, session: Session) -> None:
+        self.sessions.discard(session)
+        await session.cleanup()
+
+    def control_commands(self) -> set[str]:
+        return set(self.commands.control_names())
+
+    async def control(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A control-socket command. KeyError: unknown cmd; ValueError: bad args."""
+        return await self.commands.control(cmd, args)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "sessions": len(self.sessions),
+            "engine": self.engine_host.status(),
+            "workspaces": self.workspaces.describe(),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "sessions": len(self.sessions),
+            "engine": self.engine_host.stats(),
+            "workspaces": self.workspaces.describe(),
+        }
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for session in list(self.sessions):
+            session.stop()
+        for session in list(self.sessions):
+            await self._end_session(session)
+        self.predictions.close()
+        await self.workspaces.close()
+        await asyncio.to_thread(self.engine_host.close)

@@ -1,0 +1,145 @@
+"""Runs predictor calls for sessions: in worker threads (they block), cancellable by
+$/cancelRequest and by the next keystroke in the same document, with debounced warming."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
+
+from pygls.exceptions import JsonRpcContentModified
+from shadowtab.inference.predictor import PredictionRequest, RecentEdit
+from shadowtab.shadow_workspace import Position
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.hub import Hub
+    from shadowtab.lsp.session import Session
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+RECENT_EDITS = 16
+
+
+class PredictionCancelled(JsonRpcContentModified):
+    """A newer keystroke made the prediction stale (LSP: ContentModified)."""
+
+
+class PredictionService:
+    def __init__(self, hub: Hub, warm_debounce_s: float) -> None:
+        self.hub = hub
+        self.warm_debounce_s = warm_debounce_s
+        self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
+        self._warm_timers: dict[str, asyncio.TimerHandle] = {}
+        # Engine calls are serialized inside the engine; two workers let a cheap call
+        # (a FixedPredictor, a cancelled warm) pass a long one.
+        self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
+
+    def on_document_changed(self, uri: str) -> None:
+        """A keystroke: every prediction in flight for `uri` is stale."""
+        for event in self._cancels.pop(uri, ()):
+            event.set()
+
+    async def run(self, uri: str, call: Callable[[threading.Event], T]) -> T:
+        """Run `call(cancel)` in a worker; ContentModified when a keystroke cancelled it,
+        CancelledError (answered RequestCancelled by pygls) on $/cancelRequest."""
+        cancel = threading.Event()
+        self._cancels[uri].add(cancel)
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self._executor, call, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        except Exception as exc:
+            if cancel.is_set() and _is_cancellation(exc):
+                raise PredictionCancelled(f"{uri} changed; prediction dropped") from exc
+            raise
+        finally:
+            self._cancels.get(uri, set()).discard(cancel)
+        if cancel.is_set():
+            raise PredictionCancelled(f"{uri} changed; prediction dropped")
+        return result
+
+    def request_for(
+        self, session: Session, uri: str, line: int, character: int, max_candidates: int
+    ) -> PredictionRequest:
+        """A PredictionRequest from the shadow text (ValueError: not open in the session)."""
+        if session.sync.version_of(uri) is None:
+            raise ValueError(f"document not open: {uri}")
+        workspace = self.hub.workspaces.for_uri(uri)
+        document = workspace.document(uri)
+        if document is None:
+            raise ValueError(f"document not open: {uri}")
+        history = workspace.history.recent(uri, limit=RECENT_EDITS)
+        path = str(document.path)
+        return PredictionRequest(
+            path=path,
+            language_id=session.sync.language_ids.get(uri, ""),
+            text=document.text,
+            cursor=document.offset_at(Position(line, character)),
+            recent_edits=[RecentEdit(path, e.old_text, e.new_text) for e in history],
+            max_candidates=max_candidates,
+        )
+
+    def schedule_warm(self, session: Session, uri: str) -> None:
+        """Warm the KV cache for `uri` once typing pauses (cancelled by the next key)."""
+        predictor = self.hub.predictor
+        if predictor is None:
+            return
+        if (timer := self._warm_timers.pop(uri, None)) is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._warm_timers[uri] = loop.call_later(
+            self.warm_debounce_s, self._start_warm, session, uri
+        )
+
+    def _start_warm(self, session: Session, uri: str) -> None:
+        self._warm_timers.pop(uri, None)
+        predictor = self.hub.predictor
+        if predictor is None:
+            return
+        try:
+            request = self._warm_request(session, uri)
+        except Exception:
+            return
+        if request is None:
+            return
+        task = asyncio.ensure_future(self.run(uri, lambda c: predictor.warm(request, c)))
+        task.add_done_callback(_ignore_result)
+
+    def _warm_request(self, session: Session, uri: str) -> PredictionRequest | None:
+        document = self.hub.workspaces.for_uri(uri).document(uri)
+        if document is None or session.sync.version_of(uri) is None:
+            return None
+        history = self.hub.workspaces.for_uri(uri).history.recent(uri, limit=1)
+        cursor = history[-1].offset + len(history[-1].new_text) if history else 0
+        cursor = max(0, min(cursor, len(document.text)))
+        position = document.position_at(cursor)
+        return self.request_for(session, uri, position.line, position.character, 1)
+
+    def close(self) -> None:
+        for timer in self._warm_timers.values():
+            timer.cancel()
+        for events in self._cancels.values():
+            for event in events:
+                event.set()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _is_cancellation(exc: Exception) -> bool:
+    from shadowtab.inference.errors import Cancelled
+
+    return isinstance(exc, Cancelled)
+
+
+def _ignore_result(task: asyncio.Future[None]) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not isinstance(exc, PredictionCancelled):
+        logger.info("warm failed: %s", exc)

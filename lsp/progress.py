@@ -1,0 +1,77 @@
+"""Work-done progress ($/progress) shown in the editor while the model loads."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.session import Session
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_TITLE = "shadowtab: loading model"
+
+
+class EngineProgressReporter:
+    """Begins a progress when the session is initialized and the engine still loads,
+    reports percentages, ends it when the engine is ready or failed."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.token = f"shadowtab-engine-load-{session.id}"
+        self._active = False
+        self._last_percent = -1
+        self._task: asyncio.Task[None] | None = None
+
+    def begin_if_loading(self) -> None:
+        if self.session.hub.engine_host.state != "loading" or not self._client_supports():
+            return
+        self._task = asyncio.ensure_future(self._begin())
+
+    def _client_supports(self) -> bool:
+        caps = self.session.protocol.client_capabilities
+        window = getattr(caps, "window", None)
+        return bool(window is not None and window.work_done_progress)
+
+    async def _begin(self) -> None:
+        try:
+            await self.session.server.work_done_progress.create_async(self.token)
+        except Exception as exc:  # the client refused the token: no progress, no harm
+            logger.info("session %d: no progress token: %s", self.session.id, exc)
+            return
+        self._active = True
+        self.session.server.work_done_progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(title=PROGRESS_TITLE, percentage=0, cancellable=False),
+        )
+        self.update()
+
+    def update(self) -> None:
+        if not self._active:
+            return
+        host = self.session.hub.engine_host
+        if host.state == "loading":
+            percent = int(host.progress * 100)
+            if percent != self._last_percent:
+                self._last_percent = percent
+                self.session.server.work_done_progress.report(
+                    self.token, types.WorkDoneProgressReport(percentage=percent)
+                )
+            return
+        message = "model ready" if host.state == "ready" else f"model failed: {host.error}"
+        self._end(message)
+
+    def _end(self, message: str) -> None:
+        self._active = False
+        self.session.server.work_done_progress.end(
+            self.token, types.WorkDoneProgressEnd(message=message)
+        )
+
+    def close(self) -> None:
+        self._active = False
+        if self._task is not None:
+            self._task.cancel()

@@ -1,0 +1,122 @@
+"""One LSP session: one editor connection with its own pygls server object, sharing the
+hub's shadow workspaces, engine and predictor with every other session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.uris import to_fs_path
+from shadowtab.lsp.dispatch import MessageDispatcher
+from shadowtab.lsp.progress import EngineProgressReporter
+from shadowtab.lsp.protocol import SessionServer
+from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, read_messages
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.hub import Hub
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "shadowtab"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("shadowtab")
+    except PackageNotFoundError:
+        return "0"
+
+
+class Session:
+    def __init__(self, hub: Hub, session_id: int) -> None:
+        from shadowtab.lsp.features import register_features
+        from shadowtab.lsp.text_sync import TextSync
+
+        self.hub = hub
+        self.id = session_id
+        self.server = SessionServer(self, SERVER_NAME, _version())
+        self.sync = TextSync(self)
+        self.progress = EngineProgressReporter(self)
+        self.clean_exit = False
+        self.exit_requested = False
+        self._stopped = asyncio.Event()
+        register_features(self)
+
+    def __repr__(self) -> str:
+        return f"Session({self.id})"
+
+    @property
+    def protocol(self) -> Any:
+        return self.server.protocol
+
+    @property
+    def root(self) -> str | None:
+        """The workspace root the editor opened (None before initialize or without one)."""
+        workspace = self.protocol._workspace
+        if workspace is None:
+            return None
+        root: str | None = workspace.root_path
+        if root is None and workspace.folders:
+            root = to_fs_path(next(iter(workspace.folders.values())).uri)
+        return root
+
+    def open_root_workspace(self) -> None:
+        """The editor's root becomes a shadow workspace, so its files share one lock
+        (root discovery by markers would otherwise split a project in several)."""
+        root = self.root
+        if root is None:
+            return
+        try:
+            self.hub.workspaces.for_root(root)
+        except Exception as exc:  # a root that is no directory: files find their own
+            logger.info("session %d: no workspace for root %s: %s", self.id, root, exc)
+
+    @property
+    def is_shut_down(self) -> bool:
+        return bool(self.protocol._shutdown)
+
+    async def run(self, reader: AsyncLineReader, writer: ByteWriter) -> None:
+        """Serve until the client disconnects or sends `exit`."""
+        self.protocol.set_writer(writer)
+        dispatcher = MessageDispatcher(self.protocol, writer)
+        reading = asyncio.ensure_future(self._read_loop(reader, dispatcher))
+        stopping = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reading.cancel()
+            stopping.cancel()
+
+    async def _read_loop(self, reader: AsyncLineReader, dispatcher: MessageDispatcher) -> None:
+        try:
+            async for body in read_messages(reader):
+                dispatcher.dispatch(body)
+        except FramingError as exc:
+            logger.warning("session %d: closing: %s", self.id, exc)
+        except (ConnectionError, OSError) as exc:
+            logger.info("session %d: connection lost: %s", self.id, exc)
+
+    def stop(self, clean: bool = False) -> None:
+        self.clean_exit = clean
+        self._stopped.set()
+
+    def exit(self) -> None:
+        """The client sent `exit`: end this session (code 1 without a prior shutdown)."""
+        self.exit_requested = True
+        self.stop(clean=self.is_shut_down)
+
+    def notify(self, method: str, params: Any) -> None:
+        if not self._stopped.is_set():
+            self.protocol.notify(method, params)
+
+    def on_engine_progress(self) -> None:
+        self.progress.update()
+
+    async def cleanup(self) -> None:
+        """Cancel this session's work and close the documents it had open."""
+        self.stop(self.clean_exit)
+        self.progress.close()
+        await self.sync.close_all()

@@ -1,0 +1,72 @@
+"""shadowtab.shadow.applyEdit: a WorkspaceEdit from the model goes into the shadow (and to
+disk only when the user holds the lock); editors showing the documents get the edit
+pushed with workspace/applyEdit so their buffers stay equal to the shadow."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from shadowtab.lsp.convert import edits_to_changes
+from shadowtab.lsp.edits_push import push_full_text
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.session import Session
+    from shadowtab.shadow_workspace import TextChange
+
+
+def parse_workspace_edit(session: Session, raw: Any) -> dict[str, list[TextChange]]:
+    """uri -> shadow changes (last first), or InvalidParams."""
+    if not isinstance(raw, dict):
+        raise JsonRpcInvalidParams("the argument must be a WorkspaceEdit object")
+    try:
+        edit = session.protocol._converter.structure(raw, types.WorkspaceEdit)
+    except Exception as exc:
+        raise JsonRpcInvalidParams(f"not a WorkspaceEdit: {exc}") from exc
+    per_uri: dict[str, list[types.TextEdit]] = {}
+    for uri, edits in (edit.changes or {}).items():
+        per_uri.setdefault(uri, []).extend(edits)
+    for change in edit.document_changes or []:
+        if not isinstance(change, types.TextDocumentEdit):
+            raise JsonRpcInvalidParams("file create/rename/delete is not supported")
+        text_edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
+        per_uri.setdefault(change.text_document.uri, []).extend(text_edits)
+    if not per_uri:
+        raise JsonRpcInvalidParams("the WorkspaceEdit has no text edits")
+    try:
+        return {uri: edits_to_changes(edits) for uri, edits in per_uri.items()}
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+
+
+async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
+    changes = parse_workspace_edit(session, raw)
+    hub = session.hub
+    results: dict[str, Any] = {}
+    for uri, uri_changes in changes.items():
+        try:
+            workspace = hub.workspaces.for_uri(uri)
+            result = workspace.apply_model_edit(uri, uri_changes)
+        except (ValueError, KeyError, OSError) as exc:
+            raise JsonRpcInvalidParams(f"{uri}: {exc}") from exc
+        results[uri] = _describe(result)
+        hub.workspaces.diagnostics.schedule(uri, delay_s=0)
+        hub.predictions.on_document_changed(uri)
+        document = workspace.document(uri)
+        if document is None:
+            continue
+        for other in hub.workspaces.sessions_with(uri):
+            view = other.sync.view_text(uri)
+            if view is not None:
+                push_full_text(other, uri, view, document.text)
+    return {"applied": True, "results": results}
+
+
+def _describe(result: Any) -> Any:
+    to_dict = getattr(result, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if result is None or isinstance(result, (str, int, float, bool, list, dict)):
+        return result
+    return str(result)

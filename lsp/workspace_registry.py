@@ -1,0 +1,113 @@
+"""The hub's view of the shadow workspaces: which session has which document open, lock
+change broadcasts, and debounced linting shared by all sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from shadowtab.lsp.diagnostics import DiagnosticsPublisher
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.hub import Hub, HubOptions
+    from shadowtab.lsp.session import Session
+    from shadowtab.shadow_workspace import ShadowWorkspace, Workspaces
+
+logger = logging.getLogger(__name__)
+
+LOCK_CHANGED = "shadowtab/lockChanged"
+
+
+class WorkspaceRegistry:
+    def __init__(self, hub: Hub, options: HubOptions) -> None:
+        self.hub = hub
+        self.options = options
+        self._workspaces: Workspaces | None = None
+        self._watched: set[int] = set()
+        self._openers: dict[str, set[Session]] = defaultdict(set)
+        self.diagnostics = DiagnosticsPublisher(hub, options.lint_debounce_ms / 1000)
+
+    @property
+    def registry(self) -> Workspaces:
+        if self._workspaces is None:
+            from shadowtab.shadow_workspace import Workspaces
+
+            self._workspaces = Workspaces(
+                journal_dir=self.options.state_dir / "journal",
+                linters=self.options.linters,
+                lint_debounce_s=self.options.lint_debounce_ms / 1000,
+            )
+        return self._workspaces
+
+    def for_uri(self, uri: str) -> ShadowWorkspace:
+        """The workspace that holds `uri` (ValueError for a uri that is not a local file)."""
+        workspace = self.registry.for_uri(uri)
+        self._watch(workspace)
+        return workspace
+
+    def for_root(self, root: str) -> ShadowWorkspace:
+        from pathlib import Path
+
+        workspace = self.registry.for_root(Path(root))
+        self._watch(workspace)
+        return workspace
+
+    def _watch(self, workspace: ShadowWorkspace) -> None:
+        if id(workspace) in self._watched:
+            return
+        self._watched.add(id(workspace))
+        loop = asyncio.get_running_loop()
+
+        def on_lock(event: Any) -> None:
+            # Lock listeners may fire from any thread (the CLI's control commands run here
+            # too): hop onto the loop before touching sessions.
+            loop.call_soon_threadsafe(self._broadcast_lock, workspace)
+
+        workspace.lock.add_listener(on_lock)
+
+    def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
+        params = lock_state(workspace)
+        for session in list(self.hub.sessions):
+            session.notify(LOCK_CHANGED, params)
+        self.diagnostics.refresh_pending(workspace)
+
+    def opened(self, uri: str, session: Session) -> None:
+        self._openers[uri].add(session)
+
+    def closed(self, uri: str, session: Session) -> bool:
+        """Forget `session` as an opener; True when no session has `uri` open any more."""
+        openers = self._openers.get(uri)
+        if openers is None:
+            return True
+        openers.discard(session)
+        if openers:
+            return False
+        del self._openers[uri]
+        return True
+
+    def sessions_with(self, uri: str) -> list[Session]:
+        return list(self._openers.get(uri, ()))
+
+    def all(self) -> list[ShadowWorkspace]:
+        return [] if self._workspaces is None else list(self._workspaces.all())
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [lock_state(ws) for ws in self.all()]
+
+    async def close(self) -> None:
+        self.diagnostics.close()
+        if self._workspaces is not None:
+            try:
+                await self._workspaces.aclose()
+            except Exception:
+                logger.exception("closing the shadow workspaces")
+
+
+def lock_state(workspace: ShadowWorkspace) -> dict[str, Any]:
+    return {
+        "root": str(workspace.root),
+        "holder": workspace.lock.holder,
+        "pending": workspace.has_pending(),
+    }

@@ -1,0 +1,163 @@
+"""The disk side: file URIs to paths inside a root, reading text files strictly as
+UTF-8, the disk state a shadow is based on, and atomic conditional writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+
+from .errors import CommitConflict, PathOutsideRoot, UnsupportedFile
+
+BOM = b"\xef\xbb\xbf"
+MAX_FILE_BYTES = 64 * 1024 * 1024  # larger files are refused, not loaded
+
+
+@dataclass(frozen=True, slots=True)
+class DiskBase:
+    """What the disk held when the shadow was based on it (exists False: no file)."""
+
+    sha256: str
+    mtime_ns: int = 0
+    size: int = 0
+    exists: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DiskBase:
+        return cls(
+            str(data["sha256"]), int(data["mtime_ns"]), int(data["size"]), bool(data["exists"])
+        )
+
+
+MISSING = DiskBase(sha256="", exists=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DiskText:
+    text: str
+    base: DiskBase
+    bom: bool = False
+
+
+def uri_to_path(uri: str) -> Path:
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("file", ""):
+        raise PathOutsideRoot(f"only file: URIs are supported, got {uri!r}")
+    return Path(unquote(parsed.path))
+
+
+def path_to_uri(path: Path) -> str:
+    return "file://" + quote(str(path))
+
+
+def resolve_inside(root: Path, path: Path) -> Path:
+    """The real path of `path` (symlinks and .. resolved); refused when outside `root`."""
+    real_root = root.resolve()
+    real = (root / path).resolve()
+    if real != real_root and real_root not in real.parents:
+        raise PathOutsideRoot(f"{path} resolves to {real}, outside the workspace root {real_root}")
+    return real
+
+
+def decode_text(data: bytes, path: Path) -> tuple[str, bool]:
+    """(text, had BOM); binary or non-UTF-8 content is refused."""
+    bom = data.startswith(BOM)
+    body = data[len(BOM) :] if bom else data
+    if b"\x00" in body:
+        raise UnsupportedFile(f"{path}: binary file (NUL bytes), refused")
+    try:
+        return body.decode("utf-8"), bom
+    except UnicodeDecodeError as exc:
+        raise UnsupportedFile(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def base_of(data: bytes, st: os.stat_result) -> DiskBase:
+    return DiskBase(hashlib.sha256(data).hexdigest(), st.st_mtime_ns, st.st_size)
+
+
+def read_bytes(path: Path) -> tuple[bytes, DiskBase] | None:
+    """The file's bytes and state, or None when there is no file."""
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UnsupportedFile(f"{path}: not a regular file")
+            if st.st_size > MAX_FILE_BYTES:
+                raise UnsupportedFile(
+                    f"{path}: {st.st_size} bytes, over the {MAX_FILE_BYTES} limit"
+                )
+            data = handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except IsADirectoryError as exc:
+        raise UnsupportedFile(f"{path}: a directory, not a file") from exc
+    return data, base_of(data, st)
+
+
+def read_text(path: Path) -> DiskText:
+    """The file as text plus its state; a missing file reads as "" with MISSING base."""
+    found = read_bytes(path)
+    if found is None:
+        return DiskText("", MISSING)
+    data, base = found
+    text, bom = decode_text(data, path)
+    return DiskText(text, base, bom)
+
+
+def current_base(path: Path) -> DiskBase:
+    found = read_bytes(path)
+    return MISSING if found is None else found[1]
+
+
+def same_content(a: DiskBase, b: DiskBase) -> bool:
+    return a.exists == b.exists and a.sha256 == b.sha256
+
+
+def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
+    """Write `data` to `path` only if the disk still holds `expected`: temp file in the
+    same folder, fsync, mode kept, rename over, folder fsynced. Else CommitConflict."""
+    current = current_base(path)
+    if not same_content(current, expected):
+        raise CommitConflict(str(path), "the file changed on disk since the shadow was based on it")
+    mode = _mode_for(path)
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".shadowtab")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    _fsync_dir(path.parent)
+    st = os.stat(path)
+    return DiskBase(hashlib.sha256(data).hexdigest(), st.st_mtime_ns, st.st_size)
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

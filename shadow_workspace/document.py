@@ -1,0 +1,114 @@
+"""ShadowDocument: the shadow text of one file (the editor's unsaved buffer plus pending
+model edits) and the disk state it was based on."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .disk import DiskBase
+from .errors import StaleVersion
+from .line_text import LineText, utf16_len
+from .model import Author, EditEvent, Position, Range, TextChange
+
+
+def advance(start: Position, text: str) -> Position:
+    """The position reached after `text` written from `start`."""
+    lines = LineText(text)
+    if lines.line_count == 1:
+        return Position(start.line, start.character + utf16_len(text))
+    last = lines.line(lines.line_count - 1)
+    return Position(start.line + lines.line_count - 1, utf16_len(last))
+
+
+def dominant_eol(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+
+
+class ShadowDocument:
+    def __init__(
+        self,
+        uri: str,
+        path: Path,
+        text: str,
+        version: int,
+        base: DiskBase,
+        base_text: str,
+        *,
+        language_id: str = "",
+        bom: bool = False,
+    ) -> None:
+        self.uri = uri
+        self.path = path
+        self.version = version
+        self.language_id = language_id
+        self.base = base
+        self.base_text = base_text
+        self.bom = bom
+        self.open = False  # an editor has it open (didOpen without didClose)
+        self.model_edits = 0  # model edits since the base
+        self._text = LineText(text)
+
+    def __repr__(self) -> str:
+        return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
+
+    @property
+    def text(self) -> str:
+        return self._text.text
+
+    @property
+    def line_count(self) -> int:
+        return self._text.line_count
+
+    @property
+    def pending(self) -> bool:
+        """The shadow text differs from the disk text it was based on."""
+        return len(self._text) != len(self.base_text) or self.text != self.base_text
+
+    @property
+    def eol(self) -> str:
+        return dominant_eol(self.base_text or self.text)
+
+    def line(self, index: int) -> str:
+        return self._text.line(index)
+
+    def offset_at(self, position: Position) -> int:
+        return self._text.offset_at(position.line, position.character)
+
+    def position_at(self, offset: int) -> Position:
+        return Position(*self._text.position_at(offset))
+
+    def apply(
+        self, changes: list[TextChange], version: int | None, author: Author
+    ) -> list[EditEvent]:
+        """Apply LSP content changes in order; returns one event per change."""
+        if version is not None and version < self.version:
+            raise StaleVersion(f"{self.uri}: version {version} is older than {self.version}")
+        events = [self._apply_one(change, author) for change in changes]
+        self.version = self.version + 1 if version is None else version
+        if author == "model" and events:
+            self.model_edits += 1
+        return events
+
+    def replace_text(self, text: str, version: int | None = None) -> None:
+        """Set the whole text without recording an event (disk reload, discard)."""
+        self._text = LineText(text)
+        self.version = self.version + 1 if version is None else version
+
+    def rebase(self, base: DiskBase, base_text: str) -> None:
+        self.base = base
+        self.base_text = base_text
+        if not self.pending:
+            self.model_edits = 0
+
+    def _apply_one(self, change: TextChange, author: Author) -> EditEvent:
+        if change.range is None:
+            start, end = 0, len(self._text)
+        else:
+            start = self.offset_at(change.range.start)
+            end = max(start, self.offset_at(change.range.end))
+        start_pos = self.position_at(start)
+        old = self._text.replace(start, end, change.text)
+        old_range = Range(start_pos, advance(start_pos, old))
+        return EditEvent(self.uri, time.time(), old_range, old, change.text, author, start)

@@ -1,0 +1,253 @@
+"""Linting of unsaved text: each linter gets the shadow text on stdin (never the disk
+file) and its output becomes LSP-shaped diagnostics. A linter that is missing, hangs or
+crashes gives a degraded report (its failure noted), never an exception."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .line_text import LineText, line_content, utf16_len
+from .model import Diagnostic, Position, Range
+
+LINE_PATTERN = (
+    r"^(?P<path>[^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+    r"(?:(?P<severity>error|warning|note|info|hint)\s*:?\s*)?(?P<message>.*)$"
+)
+SEVERITIES = {"error": 1, "fatal": 1, "warning": 2, "note": 3, "info": 3, "hint": 4}
+
+
+@dataclass(frozen=True)
+class LinterSpec:
+    """A linter as a config entry. `command` gets "{path}" replaced by the file's path and
+    reads the text on stdin; `output_format` is "ruff-json", "lines" (path:line:col:
+    [severity:] message, or `pattern`) or "python-syntax" (built in, no command)."""
+
+    command: list[str]
+    output_format: str
+    languages: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    name: str = ""
+    timeout_s: float = 10.0
+    pattern: str | None = None
+
+    def applies_to(self, path: Path, language_id: str | None) -> bool:
+        if language_id and language_id in self.languages:
+            return True
+        return path.suffix in self.extensions
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> LinterSpec:
+        fmt = str(data.get("output_format", "lines"))
+        if fmt not in PARSERS and fmt != "python-syntax":
+            raise ValueError(f"linter {name}: unknown output_format {fmt!r}")
+        command = [str(part) for part in data.get("command", [])]
+        if not command and fmt != "python-syntax":
+            raise ValueError(f"linter {name}: a command is required")
+        return cls(
+            command=command,
+            output_format=fmt,
+            languages=tuple(data.get("languages", ())),
+            extensions=tuple(data.get("extensions", ())),
+            name=name,
+            timeout_s=float(data.get("timeout_s", 10.0)),
+            pattern=data.get("pattern"),
+        )
+
+
+RUFF = LinterSpec(
+    command=["ruff", "check", "--output-format", "json", "--stdin-filename", "{path}", "-"],
+    output_format="ruff-json",
+    languages=("python",),
+    extensions=(".py", ".pyi"),
+    name="ruff",
+)
+PYTHON_SYNTAX = LinterSpec(
+    command=[],
+    output_format="python-syntax",
+    languages=("python",),
+    extensions=(".py",),
+    name="python-syntax",
+)
+DEFAULT_LINTERS: dict[str, LinterSpec] = {"ruff": RUFF, "python-syntax": PYTHON_SYNTAX}
+
+
+class LinterFailure(Exception):
+    """A linter could not give an answer (missing, timed out, crashed, bad output)."""
+
+
+@dataclass
+class LintReport:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # linter name -> why
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.failures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "failures": dict(self.failures),
+        }
+
+
+# -- output parsers ----------------------------------------------------------------------
+def _char_position(lines: LineText, row: int, column: int) -> Position:
+    """1-based row and code-point column to an LSP position."""
+    line = max(0, min(row - 1, lines.line_count - 1))
+    content = line_content(lines.line(line))
+    return Position(line, utf16_len(content[: max(0, column - 1)]))
+
+
+def parse_ruff_json(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
+    lines = LineText(text)
+    diagnostics = []
+    for item in json.loads(output or "[]"):
+        start = item["location"]
+        end = item.get("end_location") or start
+        code = item.get("code")
+        syntax = code in (None, "invalid-syntax")
+        diagnostics.append(
+            Diagnostic(
+                Range(
+                    _char_position(lines, start["row"], start["column"]),
+                    _char_position(lines, end["row"], end["column"]),
+                ),
+                str(item["message"]),
+                1 if syntax else 2,
+                spec.name or "ruff",
+                None if code is None else str(code),
+            )
+        )
+    return diagnostics
+
+
+def parse_lines(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
+    lines = LineText(text)
+    pattern = re.compile(spec.pattern or LINE_PATTERN)
+    diagnostics = []
+    for raw in output.splitlines():
+        match = pattern.match(raw)
+        if match is None:
+            continue
+        found = match.groupdict()
+        start = _char_position(lines, int(found["line"]), int(found.get("col") or 1))
+        end = Position(start.line, utf16_len(line_content(lines.line(start.line))))
+        severity = SEVERITIES.get((found.get("severity") or "error").lower(), 1)
+        diagnostics.append(
+            Diagnostic(
+                Range(start, max(start, end)),
+                found["message"].strip(),
+                severity,
+                spec.name,
+                found.get("code"),
+            )
+        )
+    return diagnostics
+
+
+PARSERS = {"ruff-json": parse_ruff_json, "lines": parse_lines}
+
+
+def python_syntax(path: Path, text: str, spec: LinterSpec) -> list[Diagnostic]:
+    try:
+        compile(text, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        lines = LineText(text)
+        start = _char_position(lines, exc.lineno or 1, exc.offset or 1)
+        end_row, end_col = exc.end_lineno or exc.lineno or 1, exc.end_offset or exc.offset or 1
+        end = max(start, _char_position(lines, end_row, end_col))
+        return [Diagnostic(Range(start, end), exc.msg, 1, spec.name or "python-syntax")]
+    except ValueError as exc:  # NUL characters
+        return [Diagnostic(Range.of(0, 0, 0, 0), str(exc), 1, spec.name or "python-syntax")]
+    return []
+
+
+# -- running -----------------------------------------------------------------------------
+def resolve_command(command: Sequence[str], path: Path) -> list[str]:
+    """Fill in "{path}"; find the program on PATH or next to this Python (a venv)."""
+    program = command[0]
+    found = shutil.which(program) or shutil.which(program, path=os.path.dirname(sys.executable))
+    if found is None:
+        raise LinterFailure(f"{program}: not installed (not on PATH)")
+    return [found, *(part.replace("{path}", str(path)) for part in command[1:])]
+
+
+async def run_linter(spec: LinterSpec, path: Path, text: str, cwd: Path | None) -> list[Diagnostic]:
+    if spec.output_format == "python-syntax":
+        return await asyncio.to_thread(python_syntax, path, text, spec)
+    argv = resolve_command(spec.command, path)
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(text.encode()), spec.timeout_s)
+    except TimeoutError as exc:
+        raise LinterFailure(f"{spec.name}: timed out after {spec.timeout_s:g} s") from exc
+    finally:
+        if process.returncode is None:  # timed out or cancelled by a newer version
+            process.kill()
+            await asyncio.shield(process.wait())
+    return _parse_output(spec, out.decode(errors="replace"), err, process.returncode, text)
+
+
+def _parse_output(
+    spec: LinterSpec, out: str, err: bytes, code: int | None, text: str
+) -> list[Diagnostic]:
+    try:
+        return PARSERS[spec.output_format](out, text, spec)
+    except (ValueError, KeyError, TypeError) as exc:
+        detail = err.decode(errors="replace").strip()[-300:] or str(exc)
+        raise LinterFailure(f"{spec.name}: exit {code}, unreadable output: {detail}") from exc
+
+
+def drop_duplicate_syntax_errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """ruff reports syntax errors too: keep one diagnostic per error line."""
+    compiler_lines = {d.range.start.line for d in diagnostics if d.source == "python-syntax"}
+    return [
+        d
+        for d in diagnostics
+        if not (d.code == "invalid-syntax" and d.range.start.line in compiler_lines)
+    ]
+
+
+async def lint_text(
+    specs: Mapping[str, LinterSpec],
+    path: Path,
+    text: str,
+    language_id: str | None = None,
+    cwd: Path | None = None,
+) -> LintReport:
+    chosen = [(name, spec) for name, spec in specs.items() if spec.applies_to(path, language_id)]
+    results = await asyncio.gather(
+        *(run_linter(spec, path, text, cwd) for _, spec in chosen), return_exceptions=True
+    )
+    report = LintReport()
+    for (name, _), result in zip(chosen, results, strict=True):
+        if isinstance(result, asyncio.CancelledError):
+            raise result
+        if isinstance(result, BaseException):
+            report.failures[name] = _describe(result)
+        else:
+            report.diagnostics.extend(result)
+    report.diagnostics = drop_duplicate_syntax_errors(report.diagnostics)
+    return report
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, LinterFailure):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

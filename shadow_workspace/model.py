@@ -1,0 +1,98 @@
+"""Plain data shared by the shadow workspace and its callers: LSP-shaped positions,
+ranges, changes, edit events and diagnostics. Positions count UTF-16 code units."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Author = Literal["user", "model"]
+AUTHORS: tuple[Author, ...] = ("user", "model")
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Position:
+    """Zero-based line and UTF-16 character offset, as in LSP."""
+
+    line: int
+    character: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"line": self.line, "character": self.character}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Position:
+        return cls(int(data["line"]), int(data["character"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    start: Position
+    end: Position
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return {"start": self.start.to_dict(), "end": self.end.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Range:
+        return cls(Position.from_dict(data["start"]), Position.from_dict(data["end"]))
+
+    @classmethod
+    def of(cls, start_line: int, start_char: int, end_line: int, end_char: int) -> Range:
+        return cls(Position(start_line, start_char), Position(end_line, end_char))
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """One LSP content change: replace `range` by `text`; range None = the whole text."""
+
+    range: Range | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"range": None if self.range is None else self.range.to_dict(), "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TextChange:
+        rng = data.get("range")
+        return cls(None if rng is None else Range.from_dict(rng), str(data["text"]))
+
+
+@dataclass(frozen=True, slots=True)
+class EditEvent:
+    """One recorded change: `range` is where `old_text` was before the edit.
+
+    `offset` is the str index of the range start (code points), used for coalescing."""
+
+    uri: str
+    time: float
+    range: Range
+    old_text: str
+    new_text: str
+    author: Author
+    offset: int = field(default=0, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["range"] = self.range.to_dict()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """LSP-shaped: severity 1 error, 2 warning, 3 information, 4 hint."""
+
+    range: Range
+    message: str
+    severity: int = 1
+    source: str = ""
+    code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "range": self.range.to_dict(),
+            "message": self.message,
+            "severity": self.severity,
+            "source": self.source,
+            "code": self.code,
+        }

@@ -1,0 +1,391 @@
+"""ShadowWorkspace: the shadow documents of one root, their save lock, history, journal,
+disk watcher and linters. Thread-safe: the watcher calls in from its own thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import disk_sync
+from .conflicts import Conflict, DiskEvent, DiskListener, ModelEditResult
+from .disk import atomic_write, path_to_uri, read_text, resolve_inside, uri_to_path
+from .document import ShadowDocument
+from .errors import ShadowError, UnknownDocument
+from .history import COALESCE_WINDOW_S, EditHistory
+from .journal import COMPACT_BYTES, Journal, journal_path
+from .lint_scheduler import LintResultCallback, LintScheduler
+from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
+from .model import Author, Diagnostic, TextChange
+from .pending_diff import unified_diff
+from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
+from .watcher import DiskWatcher
+
+log = logging.getLogger(__name__)
+
+
+class ShadowWorkspace:
+    def __init__(
+        self,
+        root: Path | str,
+        journal_dir: Path | str | None = None,
+        linters: Mapping[str, LinterSpec] | None = None,
+        lint_debounce_s: float = 0.15,
+        *,
+        holder: Holder = "user",
+        watch: bool = True,
+        history_window_s: float = COALESCE_WINDOW_S,
+    ) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise ShadowError(f"workspace root is not a directory: {root}")
+        self.lock = SaveLock(str(self.root), holder)
+        self.history = EditHistory(history_window_s)
+        self.linters = dict(DEFAULT_LINTERS if linters is None else linters)
+        self.conflicts: dict[str, Conflict] = {}
+        self._documents: dict[str, ShadowDocument] = {}
+        self._keys: dict[str, str] = {}  # uri -> canonical key, checked inside the root once
+        self._disk_listeners: list[DiskListener] = []
+        self._mutex = threading.RLock()
+        self._lints = LintScheduler(lint_debounce_s)
+        self._journal: Journal | None = None
+        if journal_dir is not None:
+            self._journal = Journal(journal_path(Path(journal_dir), self.root))
+            disk_sync.restore_from_journal(self)
+            self.lock.add_listener(self._journal_lock)
+        self._watcher: DiskWatcher | None = None
+        if watch:
+            self._watcher = DiskWatcher(self.root, self.on_disk_change)
+            self._watcher.start()
+
+    def __repr__(self) -> str:
+        return f"ShadowWorkspace({str(self.root)!r}, holder={self.lock.holder})"
+
+    # -- paths and lookup ----------------------------------------------------------------
+    def key_for(self, uri: str) -> str:
+        """The canonical key of a URI; refused when it resolves outside the root."""
+        key = self._keys.get(uri)
+        if key is None:
+            path = uri_to_path(uri)
+            resolve_inside(self.root, path)
+            key = path_to_uri(path.absolute())
+            self._keys[uri] = key
+        return key
+
+    def contains(self, uri: str) -> bool:
+        try:
+            self.key_for(uri)
+        except ShadowError:
+            return False
+        return True
+
+    def document(self, uri: str) -> ShadowDocument | None:
+        with self._mutex:
+            return self._documents.get(self.key_for(uri))
+
+    def documents(self) -> list[ShadowDocument]:
+        with self._mutex:
+            return list(self._documents.values())
+
+    def _require(self, uri: str) -> ShadowDocument:
+        found = self.document(uri)
+        if found is None:
+            raise UnknownDocument(uri)
+        return found
+
+    # -- editor documents ----------------------------------------------------------------
+    def open_document(
+        self, uri: str, text: str, version: int, language_id: str = ""
+    ) -> ShadowDocument:
+        """An editor opened `uri` with `text`. A document with pending model edits whose
+        editor still shows the disk text keeps its shadow (the caller syncs the editor)."""
+        with self._mutex:
+            key = self.key_for(uri)
+            existing = self._documents.get(key)
+            if existing is not None and existing.pending and text == existing.base_text:
+                existing.open, existing.version = True, version
+                existing.language_id = language_id or existing.language_id
+                return existing
+            path = uri_to_path(uri).absolute()
+            on_disk = read_text(resolve_inside(self.root, path))
+            doc = ShadowDocument(
+                uri,
+                path,
+                text,
+                version,
+                on_disk.base,
+                on_disk.text,
+                language_id=language_id,
+                bom=on_disk.bom,
+            )
+            doc.open = True
+            self._documents[key] = doc
+            self._journal_state(key, doc)
+            return doc
+
+    def change_document(
+        self, uri: str, version: int | None, changes: Sequence[TextChange], author: Author = "user"
+    ) -> ShadowDocument:
+        with self._mutex:
+            doc = self._require(uri)
+            self._apply(doc, list(changes), version, author)
+            return doc
+
+    def close_document(self, uri: str) -> None:
+        """The editor closed it: kept while model edits are pending, else forgotten."""
+        with self._mutex:
+            key = self.key_for(uri)
+            doc = self._documents.get(key)
+            if doc is None:
+                return
+            doc.open = False
+            self._lints.cancel(key)
+            if not (doc.model_edits and doc.pending):
+                self._forget(key)
+
+    def load_document(self, uri: str) -> ShadowDocument:
+        """The shadow document of `uri`, read from disk when not in the shadow yet."""
+        with self._mutex:
+            key = self.key_for(uri)
+            doc = self._documents.get(key)
+            if doc is None:
+                path = uri_to_path(uri).absolute()
+                on_disk = read_text(resolve_inside(self.root, path))
+                doc = ShadowDocument(
+                    uri, path, on_disk.text, 0, on_disk.base, on_disk.text, bom=on_disk.bom
+                )
+                self._documents[key] = doc
+            return doc
+
+    # -- model edits and the lock --------------------------------------------------------
+    def apply_model_edit(self, uri: str, changes: Sequence[TextChange]) -> ModelEditResult:
+        """Model holds the lock: the edit lands in the shadow only. User holds it: the
+        shadow and then the disk (atomically, only over the base version)."""
+        with self._mutex:
+            doc = self.load_document(uri)
+            eol = doc.eol
+            if eol != "\n":  # keep the file's line endings
+                changes = [TextChange(c.range, _to_eol(c.text, eol)) for c in changes]
+            self._apply(doc, list(changes), None, "model")
+            written, conflict = False, None
+            if not self.lock.model_holds and doc.pending:
+                try:
+                    self._commit(doc)
+                    written = True
+                except ShadowError as exc:
+                    conflict = str(exc)
+                    self._note_conflict(doc, conflict)
+            return ModelEditResult(
+                doc.uri, doc.version, self.lock.holder, written, doc.pending, conflict
+            )
+
+    def note_saved(self, uri: str) -> bool:
+        """The editor saved `uri`: the disk is the new base. True when the model holds the
+        lock (the language server warns the user that they saved over its lock)."""
+        with self._mutex:
+            doc = self.document(uri)
+            if doc is not None:
+                disk_sync.rebase_on_disk(self, doc)
+            return self.lock.model_holds
+
+    def take(self, mode: str = "keep") -> TakeResult:
+        """The user takes the lock: commit, discard or keep the pending change set."""
+        chosen: TakeMode = check_mode(mode)
+        with self._mutex:
+            result = TakeResult(str(self.root), chosen)
+            for doc in self.pending_documents():
+                if chosen == "commit":
+                    self._take_commit(doc, result)
+                elif chosen == "discard":
+                    disk_sync.discard(self, doc)
+                    result.discarded.append(doc.uri)
+            result.pending = [doc.uri for doc in self.pending_documents()]
+            result.diff = self.pending_diff() if result.pending else ""
+            self.lock.set_holder("user", f"take:{chosen}")
+            self._sync_journal()
+            return result
+
+    def _take_commit(self, doc: ShadowDocument, result: TakeResult) -> None:
+        try:
+            self._commit(doc)
+            result.written.append(doc.uri)
+        except (ShadowError, OSError) as exc:
+            self._note_conflict(doc, str(exc))
+            result.conflicts.append({"uri": doc.uri, "error": str(exc)})
+
+    def release(self) -> LockEvent | None:
+        """Give the lock to the model."""
+        event = self.lock.set_holder("model", "release")
+        self._sync_journal()
+        return event
+
+    def toggle(self, mode: str = "keep") -> dict[str, Any]:
+        if self.lock.model_holds:
+            return self.take(mode).to_dict()
+        self.release()
+        return self.lock_status()
+
+    def lock_status(self) -> dict[str, Any]:
+        with self._mutex:
+            return {
+                "root": str(self.root),
+                "holder": self.lock.holder,
+                "pending": [doc.uri for doc in self.pending_documents()],
+                "conflicts": [c.to_dict() for c in self.conflicts.values()],
+                "documents": len(self._documents),
+            }
+
+    def pending_documents(self) -> list[ShadowDocument]:
+        with self._mutex:
+            return [doc for doc in self._documents.values() if doc.pending]
+
+    def has_pending(self) -> bool:
+        return bool(self.pending_documents())
+
+    def pending_diff(self) -> str:
+        with self._mutex:
+            return "".join(unified_diff(doc, self.root) for doc in self.pending_documents())
+
+    def add_disk_listener(self, listener: DiskListener) -> Callable[[], None]:
+        """Hear of disk events (called in the watcher's thread); returns a remover."""
+        self._disk_listeners.append(listener)
+        return lambda: self._disk_listeners.remove(listener)
+
+    # -- disk ----------------------------------------------------------------------------
+    def on_disk_change(self, path: Path) -> None:
+        """A file under the root changed on disk (called by the watcher)."""
+        with self._mutex:
+            key = path_to_uri(path.absolute())
+            doc = self._documents.get(key)
+            if doc is None:
+                doc = next((d for d in self._documents.values() if d.path.resolve() == path), None)
+            if doc is not None:
+                event = disk_sync.follow_disk(self, doc)
+                if event is not None:
+                    self._emit(event)
+
+    def _emit(self, event: DiskEvent) -> None:
+        for listener in list(self._disk_listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("disk listener failed")
+
+    def _commit(self, doc: ShadowDocument) -> None:
+        if not self.root.is_dir():
+            raise ShadowError(f"the workspace root {self.root} no longer exists: nothing written")
+        real = resolve_inside(self.root, doc.path)
+        if not doc.base.exists:  # a new file: its folders may be new too (inside the root)
+            real.parent.mkdir(parents=True, exist_ok=True)
+        data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
+        new_base = atomic_write(real, data, doc.base)
+        doc.rebase(new_base, doc.text)
+        key = self.key_for(doc.uri)
+        self.conflicts.pop(key, None)
+        self._journal_state(key, doc)
+
+    def _note_conflict(self, doc: ShadowDocument, reason: str) -> None:
+        self.conflicts[self.key_for(doc.uri)] = Conflict(doc.uri, str(doc.path), reason)
+
+    # -- edits and journal ---------------------------------------------------------------
+    def _apply(
+        self, doc: ShadowDocument, changes: list[TextChange], version: int | None, author: Author
+    ) -> None:
+        for event in doc.apply(changes, version, author):
+            self.history.record(event)
+        key = self.key_for(doc.uri)
+        if self._journal is not None and key in self._journal.journaled:
+            self._journal.edit(key, doc.version, author, changes)
+        else:
+            self._journal_state(key, doc)
+
+    def _journal_state(self, key: str, doc: ShadowDocument) -> None:
+        """Journal a snapshot when `doc` is pending, a drop when it no longer is."""
+        if self._journal is None:
+            return
+        if doc.pending:
+            self._journal.snapshot(key, disk_sync.snapshot_of(doc))
+        else:
+            self._journal.drop(key)
+
+    def _journal_lock(self, event: LockEvent) -> None:
+        with self._mutex:
+            if self._journal is not None:
+                self._journal.lock(event.holder)
+
+    def _forget(self, key: str) -> None:
+        doc = self._documents.pop(key, None)
+        self.conflicts.pop(key, None)
+        if doc is not None:
+            self.history.forget(doc.uri)
+        if self._journal is not None:
+            self._journal.drop(key)
+
+    def _sync_journal(self) -> None:
+        if self._journal is None:
+            return
+        with self._mutex:
+            if self._journal.size() > COMPACT_BYTES:
+                self._journal.rewrite(
+                    {
+                        self.key_for(d.uri): disk_sync.snapshot_of(d)
+                        for d in self.pending_documents()
+                    }
+                )
+            self._journal.sync()
+
+    # -- linting -------------------------------------------------------------------------
+    async def lint_report(self, uri: str) -> LintReport:
+        doc = self._require(uri)
+        return await self.lint_text_report(doc.path, doc.text, doc.language_id)
+
+    async def lint(self, uri: str) -> list[Diagnostic]:
+        return (await self.lint_report(uri)).diagnostics
+
+    async def lint_text_report(
+        self, path: Path | str, text: str, language_id: str | None = None
+    ) -> LintReport:
+        return await lint_text(self.linters, Path(path), text, language_id, cwd=self.root)
+
+    async def lint_text(
+        self, path: Path | str, text: str, language_id: str | None = None
+    ) -> list[Diagnostic]:
+        return (await self.lint_text_report(path, text, language_id)).diagnostics
+
+    def schedule_lint(self, uri: str, on_result: LintResultCallback) -> asyncio.Task[None]:
+        """Lint `uri` after the debounce; a newer call for it cancels this one. Calls
+        on_result(uri, version, report) when the lint finished for a current version."""
+
+        def start() -> tuple[int, Any] | None:
+            doc = self.document(uri)
+            if doc is None:
+                return None
+            return doc.version, self.lint_text_report(doc.path, doc.text, doc.language_id)
+
+        def deliver(_key: str, version: int, report: LintReport) -> Any:
+            doc = self.document(uri)
+            if doc is not None and doc.version == version:  # else a newer lint follows
+                return on_result(uri, version, report)
+            return None
+
+        return self._lints.schedule(self.key_for(uri), start, deliver)
+
+    async def aclose(self) -> None:
+        await self._lints.close()
+        self.close()
+
+    def close(self) -> None:
+        """Stop the watcher, flush the journal."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+
+def _to_eol(text: str, eol: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", eol)

@@ -1,0 +1,302 @@
+-- Headless Neovim as a real LSP client of shadowtab, through our editors/nvim module.
+-- usage: nvim --headless --clean -l nvim_client.lua '<json config>'
+--   config: { rtp, cmd = {...}, file, scenario = 'features' | 'peer', signal_dir }
+-- Prints one JSON line per check ({check, ok, detail}); exits 0 only if all passed.
+
+local config = vim.json.decode(_G.arg[1])
+vim.opt.runtimepath:prepend(config.rtp)
+
+local WAIT_MS = 20000
+local failures = 0
+
+local function plain(value)
+  local ok, encoded = pcall(vim.json.encode, value)
+  return ok and vim.json.decode(encoded) or vim.inspect(value)
+end
+
+local function report(check, ok, detail)
+  if not ok then
+    failures = failures + 1
+  end
+  io.stdout:write(vim.json.encode({ check = check, ok = ok and true or false, detail = plain(detail) }) .. '\n')
+  io.stdout:flush()
+end
+
+local function wait(predicate, timeout)
+  return vim.wait(timeout or WAIT_MS, predicate, 20)
+end
+
+local function finish()
+  for _, client in ipairs(vim.lsp.get_clients({ name = 'shadowtab' })) do
+    client:stop()
+  end
+  local stopped = wait(function()
+    return #vim.lsp.get_clients({ name = 'shadowtab' }) == 0
+  end, 10000)
+  report('the client stops cleanly', stopped, nil)
+  os.exit(failures == 0 and 0 or 1)
+end
+
+local shadowtab = require('shadowtab')
+local util = require('shadowtab.util')
+local lock = require('shadowtab.lock')
+local next_edit = require('shadowtab.next_edit')
+
+local requested = {} -- methods of the requests the client sent, in order
+vim.api.nvim_create_autocmd('LspRequest', {
+  callback = function(args)
+    if args.data.request.type == 'pending' then
+      requested[#requested + 1] = args.data.request.method
+    end
+  end,
+})
+
+local lock_events = {}
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'ShadowtabLockChanged',
+  callback = function(args)
+    lock_events[#lock_events + 1] = args.data
+  end,
+})
+
+-- Sync helpers over the module's async API ------------------------------------------
+
+local function call(fn, ...)
+  local done, err, result = false, nil, nil
+  local args = { ... }
+  args[#args + 1] = function(e, r)
+    done, err, result = true, e, r
+  end
+  fn(unpack(args))
+  wait(function()
+    return done
+  end)
+  return done, err, result
+end
+
+local function diagnostics(buf, predicate)
+  local found = nil
+  wait(function()
+    local list = vim.diagnostic.get(buf)
+    if predicate(list) then
+      found = list
+      return true
+    end
+    return false
+  end)
+  return found
+end
+
+local function has_code(list, code, pattern)
+  for _, d in ipairs(list) do
+    if d.code == code and (pattern == nil or d.message:find(pattern)) then
+      return d
+    end
+  end
+  return nil
+end
+
+-- Steps -------------------------------------------------------------------------------
+
+local function open_and_attach()
+  shadowtab.setup({
+    cmd = config.cmd,
+    notify_lock_changes = false,
+    next_edit = { auto = true, debounce_ms = 50 },
+  })
+  vim.cmd.edit(config.file)
+  local buf = vim.api.nvim_get_current_buf()
+  local attached = wait(function()
+    local client = util.client(buf)
+    return client ~= nil and client.initialized and vim.lsp.buf_is_attached(buf, client.id)
+  end)
+  report('setup() starts the client for a python buffer', attached, vim.bo[buf].filetype)
+  if not attached then
+    finish()
+  end
+  return buf, util.client(buf)
+end
+
+local function check_diagnostics(buf)
+  local first = diagnostics(buf, function(list)
+    return has_code(list, 'F401') ~= nil
+  end)
+  local unused = first and has_code(first, 'F401')
+  report('ruff F401 on line 1 arrives as diagnostics', unused and unused.lnum == 0, first)
+
+  vim.api.nvim_buf_set_lines(buf, 0, 1, false, {})
+  local cleared = diagnostics(buf, function(list)
+    return has_code(list, 'F401') == nil
+  end)
+  report('deleting the import clears it (incremental sync)', cleared ~= nil, vim.diagnostic.get(buf))
+
+  -- Non-ASCII before the error: the server's UTF-16 columns must land on the right bytes.
+  local line = 's = "héllo 😀"; import json'
+  vim.api.nvim_buf_set_lines(buf, 0, 0, false, { line })
+  local again = diagnostics(buf, function(list)
+    return has_code(list, 'F401', 'json') ~= nil
+  end)
+  local json_import = again and has_code(again, 'F401', 'json')
+  local expected_col = line:find('json', 1, true) - 1
+  report('F401 after an emoji lands on the right column', json_import and json_import.col == expected_col, {
+    expected_col = expected_col,
+    diagnostics = again or vim.diagnostic.get(buf),
+  })
+end
+
+--- Typing (real keys through feedkeys) asks for a next edit by itself after a pause.
+local function check_typing(buf)
+  local before = #requested
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.api.nvim_feedkeys(vim.keycode('A  # typed'), 'tx', false)
+  local asked = wait(function()
+    return vim.list_contains(vim.list_slice(requested, before + 1), 'shadowtab/nextEdit')
+  end, 5000)
+  local line = vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1]
+  report('typing asks for a next edit by itself', asked and vim.endswith(line, '# typed'), {
+    line = line,
+    requested = vim.list_slice(requested, before + 1),
+  })
+end
+
+local function check_predictions(buf, client)
+  vim.api.nvim_win_set_cursor(0, { 4, 4 })
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.context = { triggerKind = 1 }
+  local inline = client:request_sync('textDocument/inlineCompletion', params, 10000, buf)
+  local items = inline and inline.result
+  items = type(items) == 'table' and (items.items or items) or nil
+  report('textDocument/inlineCompletion answers with items', inline and not inline.err and vim.islist(items), inline)
+
+  local done, err = call(next_edit.request, buf)
+  report('shadowtab/nextEdit answers', done and err == nil, err)
+
+  params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.textDocument.version = util.buf_version(buf)
+  local copilot = client:request_sync('textDocument/copilotInlineEdit', params, 10000, buf)
+  local edits = copilot and copilot.result and copilot.result.edits
+  report('textDocument/copilotInlineEdit answers {edits}', copilot and not copilot.err and vim.islist(edits), copilot)
+end
+
+--- The next-edit display and accept, fed a result of the server's shape.
+local function check_next_edit_ui(buf, client)
+  local uri = vim.uri_from_bufnr(buf)
+  local version = util.buf_version(buf)
+  local edit = {
+    range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 1 } },
+    text = 'text',
+    textDocument = { uri = uri, version = version },
+  }
+  local stale = vim.deepcopy(edit)
+  stale.textDocument.version = version - 1
+  report('a next edit for an older version is not shown', next_edit.show(buf, client, { edits = { stale } }) == nil, nil)
+
+  local shown = next_edit.show(buf, client, { edits = { edit } })
+  local marks = vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, { details = true })
+  report('a next edit is drawn as extmarks', shown ~= nil and #marks >= 1 and next_edit.visible(buf), marks)
+
+  local accepted = next_edit.accept(buf)
+  local first_line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+  report('accepting applies the edit', accepted and vim.startswith(first_line, 'text = '), first_line)
+  report('accepting clears the marks', #vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, {}) == 0, nil)
+
+  -- The server saw the accepted edit: the F401 for json is still reported on line 1.
+  local after = diagnostics(buf, function(list)
+    local d = has_code(list, 'F401', 'json')
+    return d ~= nil and d.col == first_line:find('json', 1, true) - 1
+  end)
+  report('the server follows the accepted edit', after ~= nil, vim.diagnostic.get(buf))
+end
+
+local function holder_after(action, holder)
+  local before = #lock_events
+  local done, err, result = call(unpack(action))
+  local event = nil
+  wait(function()
+    for i = before + 1, #lock_events do
+      if lock_events[i].holder == holder then
+        event = lock_events[i]
+        return true
+      end
+    end
+    return false
+  end)
+  return done and err == nil, event, result
+end
+
+local function check_lock()
+  local done, err, result = call(lock.status)
+  report('lock.status: the user holds the lock', done and err == nil and lock.parse(result).holder == 'user', result)
+  report('statusline shows the holder', shadowtab.statusline():find('user') ~= nil, shadowtab.statusline())
+
+  local ok, event = holder_after({ lock.release }, 'model')
+  report('lock.release: lockChanged(model) arrives', ok and event ~= nil, lock_events)
+  report('statusline follows lockChanged', shadowtab.statusline():find('model') ~= nil, shadowtab.statusline())
+
+  ok, event = holder_after({ lock.take, 'discard' }, 'user')
+  report('lock.take discard: lockChanged(user) arrives', ok and event ~= nil, lock_events)
+
+  ok, event = holder_after({ lock.toggle }, 'model')
+  report('lock.toggle: lockChanged(model) arrives', ok and event ~= nil, lock_events)
+
+  local before = #lock_events
+  vim.cmd('ShadowtabLockTake keep')
+  local back = wait(function()
+    return #lock_events > before and lock.state.holder == 'user'
+  end)
+  report(':ShadowtabLockTake keep gives the lock back', back, lock_events)
+end
+
+local function touch(name)
+  local file = assert(io.open(config.signal_dir .. '/' .. name, 'w'))
+  file:write('1')
+  file:close()
+end
+
+local function signalled(name, timeout)
+  return wait(function()
+    return vim.uv.fs_stat(config.signal_dir .. '/' .. name) ~= nil
+  end, timeout)
+end
+
+local function features()
+  local buf, client = open_and_attach()
+  check_diagnostics(buf)
+  check_typing(buf)
+  check_predictions(buf, client)
+  check_next_edit_ui(buf, client)
+  check_lock()
+end
+
+--- The two-editor test: the Node client hands the lock to the model, we see it and take it
+--- back, then it dies and we carry on.
+local function peer()
+  local buf, client = open_and_attach()
+  local first = diagnostics(buf, function(list)
+    return has_code(list, 'F401') ~= nil
+  end)
+  report('peer: diagnostics through the shared daemon', first ~= nil, first)
+  touch('nvim-ready')
+  local seen = wait(function()
+    return lock.state ~= nil and lock.state.holder == 'model'
+  end, 60000)
+  report('peer: the other editor releasing the lock reaches us', seen, lock_events)
+  local ok, event = holder_after({ lock.take, 'discard' }, 'user')
+  report('peer: our take reaches the daemon', ok and event ~= nil, lock_events)
+
+  report('peer: the other editor is gone', signalled('node-gone', 60000), nil)
+  vim.api.nvim_buf_set_lines(buf, 0, 1, false, {})
+  local cleared = diagnostics(buf, function(list)
+    return has_code(list, 'F401') == nil
+  end)
+  report('peer: diagnostics still follow our edits', cleared ~= nil, vim.diagnostic.get(buf))
+  local done, err, result = call(lock.status)
+  report('peer: lock commands still work', done and err == nil and lock.parse(result) ~= nil, result)
+  done, err = call(next_edit.request, buf)
+  report('peer: next-edit requests still work', done and err == nil, err)
+  report('peer: the same client all along', util.client(buf) == client, nil)
+end
+
+local ok, problem = pcall(config.scenario == 'peer' and peer or features)
+report('no Lua error', ok, problem)
+finish()

@@ -1,0 +1,76 @@
+"""The Node LSP client library VS Code's client is built on, driving `shadowtab lsp`:
+over the shim into a daemon (started by the shim itself, as an editor would), and
+`--standalone`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clients_support import CLIENTS_DIR, ShadowtabEnv, assert_passed, run_client
+
+NODE_CLIENT = CLIENTS_DIR / "node_lsp_client.mjs"
+
+FEATURE_CHECKS = {
+    "advertises inlineCompletionProvider",
+    "incremental text sync",
+    "advertises the shadowtab commands",
+    "diagnostics: ruff F401 for `import os`",
+    "diagnostics follow an incremental delete",
+    "diagnostics follow an incremental insert",
+    "textDocument/inlineCompletion answers with items",
+    "shadowtab/nextEdit answers {edits: [...]}",
+    "textDocument/copilotInlineEdit answers {edits: [...]}",
+    "lock.status: the user holds the lock at first",
+    "shadowtab.lock.release sends lockChanged(model)",
+    'shadowtab.lock.take [{"mode":"discard"}] sends lockChanged(user)',
+    "shadowtab.lock.toggle sends lockChanged(model)",
+    "extension parses shadowtab.lock.release and its lockChanged",
+    "extension parses shadowtab.lock.take and its lockChanged",
+    "unknown method: MethodNotFound",
+    "wrong param types: InvalidParams",
+    "the server still answers after bad input",
+    "shutdown answers",
+    "the server process exits after exit",
+}
+
+
+@pytest.fixture(params=["shim", "standalone"])
+def server_args(request: pytest.FixtureRequest, shadowtab_env: ShadowtabEnv) -> Iterator[list[str]]:
+    """`shadowtab lsp` (which starts the daemon) or `shadowtab lsp --standalone`."""
+    if request.param == "standalone":
+        yield [shadowtab_env.shadowtab, "lsp", "--standalone"]
+        return
+    try:
+        yield [shadowtab_env.shadowtab, "lsp"]
+    finally:
+        stopped = shadowtab_env.run("daemon", "stop")
+        assert stopped.returncode in (0, 2), stopped.stderr  # 2: never started
+
+
+def test_node_client_drives_every_feature(
+    node: str,
+    node_modules: Path,
+    shadowtab_env: ShadowtabEnv,
+    workspace: Path,
+    server_args: list[str],
+    compiled_extension: Path,
+) -> None:
+    config = {
+        "nodeModules": str(node_modules),
+        "extensionOut": str(compiled_extension),
+        "command": server_args,
+        "file": str(workspace / "sample.py"),
+        "scenario": "features",
+    }
+    run = run_client(
+        [node, str(NODE_CLIENT), json.dumps(config)],
+        env=shadowtab_env.env,
+        cwd=str(workspace),
+        timeout=120,
+    )
+    assert_passed(run, FEATURE_CHECKS)
+    # The editor's buffer was never saved: the file on disk is untouched.
+    assert (workspace / "sample.py").read_text().startswith("import os\n")

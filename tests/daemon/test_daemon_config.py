@@ -1,0 +1,158 @@
+"""Settings: defaults, user and workspace files, environment overrides, validation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from shadowtab.daemon.config import ConfigError, Settings, load_settings
+
+
+@pytest.fixture
+def config_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(user config dir, workspace root), with no SHADOWTAB_* setting in the environment."""
+    for name in list(os.environ):
+        if name.startswith("SHADOWTAB_"):
+            monkeypatch.delenv(name)
+    user = tmp_path / "cfg"
+    workspace = tmp_path / "ws"
+    user.mkdir()
+    workspace.mkdir()
+    monkeypatch.setenv("SHADOWTAB_CONFIG_DIR", str(user))
+    return user, workspace
+
+
+def test_defaults_without_any_file(config_dirs: tuple[Path, Path]) -> None:
+    settings = load_settings(config_dirs[1])
+    assert settings == Settings()
+    assert settings.engine_kind == "llama.cpp"
+    assert settings.model_path is None
+    assert settings.linters == {}
+    specs = settings.linter_specs()
+    assert specs["ruff"].output_format == "ruff-json"
+    assert "python" in specs["ruff"].languages
+
+
+def test_workspace_overrides_user_and_env_overrides_both(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user, workspace = config_dirs
+    (user / "shadowtab.toml").write_text(
+        '[engine]\ncontext_size = 2048\nthreads = 2\nmodel_path = "/m/user.gguf"\n'
+        "[debounce]\nlint_ms = 500\n"
+    )
+    (workspace / "shadowtab.toml").write_text(
+        "[engine]\ncontext_size = 1024\n"
+        '[linters.shellcheck]\ncommand = ["shellcheck", "-f", "gcc", "-"]\n'
+        'output_format = "lines"\nlanguages = ["sh"]\nextensions = [".sh"]\ntimeout_s = 5\n'
+        "[linters.ruff]\nenabled = false\n"
+    )
+    monkeypatch.setenv("SHADOWTAB_THREADS", "3")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
+    settings = load_settings(workspace)
+    assert settings.context_size == 1024
+    assert settings.threads == 3
+    assert settings.model_path == "/m/user.gguf"
+    assert settings.lint_debounce_ms == 500
+    assert settings.engine_kind == "off"
+    specs = settings.linter_specs()
+    assert specs["shellcheck"].command == ["shellcheck", "-f", "gcc", "-"]
+    assert specs["shellcheck"].extensions == (".sh",)
+    assert specs["shellcheck"].timeout_s == 5
+    assert "ruff" not in specs
+    assert "python-syntax" in specs
+    assert settings.sources == (
+        str(user / "shadowtab.toml"),
+        str(workspace / "shadowtab.toml"),
+        "SHADOWTAB_ENGINE_KIND",
+        "SHADOWTAB_THREADS",
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[engine]\ncontext_sise = 10\n", "unknown key 'engine.context_sise'"),
+        ('[engine]\ncontext_size = "big"\n', "key 'engine.context_size': expected an integer"),
+        ("[engine]\nthreads = true\n", "key 'engine.threads': expected an integer, got bool"),
+        ("[engine]\nthreads = 0\n", "key 'engine.threads': expected an integer >= 1"),
+        ('[engine]\nkind = "gpt"\n', "key 'engine.kind': expected one of 'llama.cpp', 'off'"),
+        ("[engine]\nmodel_path = 3\n", "key 'engine.model_path': expected a string"),
+        ("[debounce]\nlint_ms = -1\n", "key 'debounce.lint_ms': expected an integer >= 0"),
+        ("[models]\nx = 1\n", "unknown section [models]"),
+        ("engine = 3\n", "'engine' must be a table"),
+        ("[linters.go]\ncommand = 'golint'\noutput_format = 'lines'\n", "'linters.go.command'"),
+        ("[linters.go]\ncommand = ['golint']\n", "'linters.go' is missing the key 'output_format'"),
+        ("[linters.go]\ncommand = ['golint']\noutput_format = 'xml'\n", "unknown output_format"),
+        ("[linters.go]\noutput_format = 'lines'\n", "[linters.go]': linter go: a command"),
+        ("[linters.go]\nenabled = 'no'\n", "key 'linters.go.enabled': expected true or false"),
+        ("[linters.go]\ncommand = ['a']\noutput_format = 'x'\nargs = 1\n", "'linters.go.args'"),
+        ("[engine\n", "not valid TOML"),
+    ],
+)
+def test_bad_file_names_key_and_file(
+    config_dirs: tuple[Path, Path], content: str, message: str
+) -> None:
+    workspace = config_dirs[1]
+    path = workspace / "shadowtab.toml"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(workspace)
+    assert str(raised.value).startswith(f"{path}: ")
+    assert message in str(raised.value)
+
+
+def test_bad_user_file_is_named(config_dirs: tuple[Path, Path]) -> None:
+    user, workspace = config_dirs
+    (user / "shadowtab.toml").write_text("[engine]\nkv_cache_mb = 1.5\n")
+    with pytest.raises(ConfigError, match=r"cfg/shadowtab.toml: key 'engine.kv_cache_mb'"):
+        load_settings(workspace)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("SHADOWTAB_CONTEXT_SIZE", "lots", "environment variable SHADOWTAB_CONTEXT_SIZE: key "),
+        ("SHADOWTAB_ENGINE_KIND", "torch!", "SHADOWTAB_ENGINE_KIND: key 'engine.kind'"),
+        ("SHADOWTAB_KV_CACHE_MB", "0", "SHADOWTAB_KV_CACHE_MB: key 'engine.kv_cache_mb'"),
+        ("SHADOWTAB_MODLE_PATH", "/x", "environment variable SHADOWTAB_MODLE_PATH: unknown"),
+    ],
+)
+def test_bad_environment_names_the_variable(
+    config_dirs: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+    message: str,
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(config_dirs[1])
+
+
+def test_dir_variables_are_not_settings(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("RUNTIME", "STATE", "DATA"):
+        monkeypatch.setenv(f"SHADOWTAB_{name}_DIR", str(tmp_path / name))
+    assert load_settings(config_dirs[1]).sources == ()
+
+
+def test_settings_convert_to_the_contract_types(
+    config_dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("shadowtab.lsp.hub")
+    inference = pytest.importorskip("shadowtab.inference")
+    if not hasattr(inference, "EngineOptions"):
+        pytest.skip("shadowtab.inference.EngineOptions has not landed yet")
+    settings = Settings(engine_kind="off", context_size=2048, threads=2, kv_cache_mb=64)
+    options = settings.hub_options(tmp_path / "state", tmp_path / "data")
+    assert options.state_dir == tmp_path / "state"
+    assert options.engine.kind == "off"
+    assert options.engine.n_ctx == 2048
+    assert options.engine.n_threads == 2
+    assert options.engine.kv_cache_mb == 64
+    assert options.engine.data_dir == tmp_path / "data"
+    assert options.lint_debounce_ms == settings.lint_debounce_ms
+    assert list(options.linters["ruff"].command)[:2] == ["ruff", "check"]

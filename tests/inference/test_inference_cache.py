@@ -1,0 +1,113 @@
+"""Prefix reuse, warming (and its preemption), eviction under a tiny budget."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from inference_samples import FIB, SORT, long_code
+
+from shadowtab.inference import LlamaCppEngine
+
+
+def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
+    info = engine.cache_info()
+    assert info.bytes_per_token == 30 * 3 * 64 * 2 * 2  # SmolLM2-135M: GQA, 3 KV heads, f16
+    assert info.capacity_tokens == 64 * 1024 * 1024 // info.bytes_per_token
+    prompt = long_code(1200)
+    engine.complete(prompt, 1)
+    runtime, cache = engine._ready()  # white box: what llama.cpp itself reports
+    seq = next(s for s in cache._slots.values() if s.tokens and s.prompt_length > 200)
+    native = runtime.seq_state_bytes(seq.seq) / len(seq.tokens)
+    assert abs(native - info.bytes_per_token) / info.bytes_per_token < 0.02
+
+
+def test_second_request_sharing_a_prefix_evaluates_only_new_tokens(
+    engine: LlamaCppEngine,
+) -> None:
+    base = "# unique marker 1\n" + long_code(900)
+    first = engine.complete(base, 2)
+    second = engine.complete(base + "def main():\n    ", 2)
+    shared = len(engine.tokenize(base)) - 1  # the boundary token may merge with what follows
+    assert first.stats.evaluated_prompt_tokens == first.stats.prompt_tokens
+    assert second.stats.reused_prompt_tokens >= shared - 1
+    assert (
+        second.stats.evaluated_prompt_tokens
+        == second.stats.prompt_tokens - second.stats.reused_prompt_tokens
+    )
+    assert second.stats.evaluated_prompt_tokens <= 8
+
+
+def test_reused_cache_gives_the_same_output_as_a_cold_run(engine: LlamaCppEngine) -> None:
+    prompt = FIB + "    if n"
+    warm_result = engine.complete(prompt, 16)  # FIB is likely cached by other tests
+    cold_engine = LlamaCppEngine(n_ctx=512, kv_cache_mb=8)
+    try:
+        cold = cold_engine.complete(prompt, 16)
+    finally:
+        cold_engine.close()
+    assert cold.stats.reused_prompt_tokens == 0
+    assert warm_result.token_ids == cold.token_ids
+
+
+def test_two_documents_stay_resident(engine: LlamaCppEngine) -> None:
+    doc_a = "# file a\n" + long_code(600)
+    doc_b = "# file b\n" + SORT * 8
+    engine.complete(doc_a, 1)
+    engine.complete(doc_b, 1)
+    again_a = engine.complete(doc_a + "x = 1\n", 1)
+    again_b = engine.complete(doc_b + "y = 2\n", 1)
+    assert again_a.stats.reused_prompt_tokens >= again_a.stats.prompt_tokens - 8
+    assert again_b.stats.reused_prompt_tokens >= again_b.stats.prompt_tokens - 8
+
+
+def test_warm_prefills_so_the_request_only_evaluates_the_tail(engine: LlamaCppEngine) -> None:
+    prefix = "# warm test\n" + long_code(700)
+    warmed = engine.warm(prefix)
+    assert not warmed.preempted
+    assert warmed.evaluated_prompt_tokens + warmed.reused_prompt_tokens == warmed.prompt_tokens
+    result = engine.complete(prefix + "\nprint(", 4)
+    assert result.stats.evaluated_prompt_tokens <= 6
+
+
+def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) -> None:
+    prefix = "# preempted warm\n" + long_code(9000)  # ~2,000 tokens: seconds of prefill
+    results = []
+    warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
+    warmer.start()
+    time.sleep(0.5)
+    started = time.perf_counter()
+    real = engine.complete(FIB, 1)
+    waited = time.perf_counter() - started - real.stats.seconds
+    warmer.join()
+    warm_stats = results[0]
+    assert warm_stats.preempted
+    assert 0 < warm_stats.evaluated_prompt_tokens < warm_stats.prompt_tokens
+    print(f"real request waited {waited:.3f}s for the warm batch to end")
+    # what warming computed before it yielded stays cached
+    resumed = engine.warm(prefix)
+    assert resumed.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens - 1
+
+
+@pytest.fixture(scope="module")
+def tiny_engine() -> LlamaCppEngine:
+    # 220 tokens of KV budget: one ~150-token document fits, two do not
+    instance = LlamaCppEngine(n_ctx=512, kv_cache_mb=220 * 23040 / 1024 / 1024)
+    yield instance
+    instance.close()
+
+
+def test_eviction_under_a_tiny_budget(tiny_engine: LlamaCppEngine) -> None:
+    doc_a = "# doc a\n" + long_code(500)
+    doc_b = "// doc b\n" + SORT * 4
+    info = tiny_engine.cache_info()
+    assert info.capacity_tokens == 220
+    tiny_engine.complete(doc_a, 1)
+    tiny_engine.complete(doc_b, 1)
+    info = tiny_engine.cache_info()
+    assert info.used_tokens <= 220 and len(info.resident_prefixes) == 1
+    again_a = tiny_engine.complete(doc_a, 1)
+    assert again_a.stats.reused_prompt_tokens == 0  # doc a was evicted (LRU)
+    again_a2 = tiny_engine.complete(doc_a, 1)
+    assert again_a2.stats.reused_prompt_tokens == again_a2.stats.prompt_tokens - 1

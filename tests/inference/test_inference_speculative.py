@@ -1,0 +1,98 @@
+"""Speculative edits give plain greedy output (up to near-tie flips, each reported with
+its logit gap) and use the draft: few forward passes, re-alignment after edits."""
+
+from __future__ import annotations
+
+import pytest
+from inference_samples import CLASS, FIB, JS, SORT
+
+from shadowtab.inference import Completion, LlamaCppEngine
+
+NEAR_TIE_GAP = 0.15
+PROMPTS = [FIB, SORT, CLASS, JS]
+
+
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def assert_equal_up_to_near_ties(plain: Completion, fast: Completion, label: str) -> None:
+    index = first_difference(plain.token_ids, fast.token_ids)
+    if index is None:
+        return
+    gap = plain.margins[index] if index < len(plain.margins) else float("inf")
+    print(f"{label}: first difference at token {index}, plain top-2 logit gap {gap:.3f}")
+    assert gap < NEAR_TIE_GAP, f"{label}: output differs at token {index} (gap {gap:.3f})"
+
+
+def edit_draft(text: str) -> str:
+    """The original with a line changed in the middle: the model will not copy it."""
+    lines = text.splitlines(keepends=True)
+    middle = len(lines) // 2
+    lines[middle] = "    # an unrelated line that the model will not write\n"
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("prompt", PROMPTS, ids=["fib", "sort", "class", "js"])
+def test_speculative_equals_greedy_with_own_output_as_draft(
+    engine: LlamaCppEngine, prompt: str
+) -> None:
+    plain = engine.rewrite(prompt, "x", 48, speculative=False)
+    draft = plain.texts[0]
+    fast = engine.rewrite(prompt, draft, 48)
+    assert_equal_up_to_near_ties(plain, fast, f"p=1 {prompt[:20]!r}")
+    stats = fast.stats
+    if fast.token_ids == plain.token_ids:
+        # every pass yields its accepted draft tokens plus one token of the model's own
+        assert stats.accepted_draft_tokens + stats.forward_passes >= stats.generated_tokens
+        assert stats.forward_passes <= stats.generated_tokens // 3
+
+
+@pytest.mark.parametrize("prompt", PROMPTS, ids=["fib", "sort", "class", "js"])
+def test_speculative_equals_greedy_with_an_edited_draft(
+    engine: LlamaCppEngine, prompt: str
+) -> None:
+    plain = engine.rewrite(prompt, "x", 48, speculative=False)
+    draft = edit_draft(plain.texts[0])
+    fast = engine.rewrite(prompt, draft, 48)
+    assert_equal_up_to_near_ties(plain, fast, f"edited {prompt[:20]!r}")
+    if fast.token_ids == plain.token_ids and draft != plain.texts[0]:
+        # the pointer re-aligned after the edited line: most tokens still came from the draft
+        assert fast.stats.accepted_draft_tokens >= fast.stats.generated_tokens // 2
+
+
+def test_useless_draft_costs_about_one_pass_per_token(engine: LlamaCppEngine) -> None:
+    plain = engine.rewrite(FIB, "x", 32, speculative=False)
+    junk = "zebra quantum lattice " * 20
+    fast = engine.rewrite(FIB, junk, 32)
+    assert_equal_up_to_near_ties(plain, fast, "junk draft")
+    assert fast.stats.draft_tokens <= 16  # drafting paused after the first failures
+
+
+def test_rewrite_respects_stop_and_max_tokens(engine: LlamaCppEngine) -> None:
+    plain = engine.rewrite(SORT, "x", 40, speculative=False)
+    text = plain.texts[0]
+    stop = text[10:14]
+    fast = engine.rewrite(SORT, text, 40, stop=[stop])
+    assert fast.texts[0] == text[: text.index(stop)]
+    short = engine.rewrite(SORT, text, 5)
+    assert short.stats.generated_tokens == 5
+    assert short.token_ids == plain.token_ids[:5]
+
+
+def test_streaming_yields_the_same_text(engine: LlamaCppEngine) -> None:
+    plain = engine.rewrite(CLASS, "x", 24, speculative=False)
+    streamed = "".join(engine.rewrite_stream(CLASS, plain.texts[0], 24))
+    assert streamed == plain.texts[0]
+    completed = "".join(engine.complete_stream(CLASS, 24))
+    assert completed == engine.complete(CLASS, 24).texts[0]
+
+
+def test_several_candidates_best_first(engine: LlamaCppEngine) -> None:
+    best = engine.complete(FIB + "    if n", 12)
+    many = engine.complete(FIB + "    if n", 12, n=3)
+    assert many.texts[0] == best.texts[0]
+    assert 2 <= len(many.texts) <= 3 and len(set(many.texts)) == len(many.texts)

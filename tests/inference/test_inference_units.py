@@ -1,0 +1,133 @@
+"""Pure logic: draft cursor, stop strings, prompt truncation, prefix cache bookkeeping."""
+
+from __future__ import annotations
+
+from shadowtab.inference.kv_cache import PrefixCache, common_prefix_length
+from shadowtab.inference.request_limits import truncate_prompt
+from shadowtab.inference.speculative import DraftCursor, DraftPolicy
+from shadowtab.inference.text_output import TextAssembler
+
+
+def follow(cursor: DraftCursor, produced: list[int]) -> list[int | None]:
+    """Feed tokens one by one as a plain decoder would; the pointer after each."""
+    output: list[int] = []
+    positions: list[int | None] = []
+    for token in produced:
+        proposed = len(cursor.proposal())
+        accepted = 0
+        output.append(token)
+        cursor.advance(proposed, accepted, token, output)
+        positions.append(cursor.pos)
+    return positions
+
+
+def test_draft_cursor_follows_identical_output() -> None:
+    draft = list(range(100, 140))
+    cursor = DraftCursor(draft)
+    assert follow(cursor, draft[:5]) == [1, 2, 3, 4, 5]
+
+
+def test_draft_cursor_pauses_in_edit_and_realigns_after_it() -> None:
+    draft = list(range(100, 140))
+    cursor = DraftCursor(draft, DraftPolicy(match_tokens=3))
+    # the model keeps 100..104, writes 3 new tokens instead of 105..107, then re-joins at 108
+    produced = [*draft[:5], 1, 2, 3, *draft[8:14]]
+    positions = follow(cursor, produced)
+    assert positions[5:8] == [None, None, None]  # drafting paused inside the edit
+    assert positions[-1] == 14  # pointer re-aligned on the original after the edit
+    assert cursor.proposal() == draft[14 : 14 + cursor.k]
+
+
+def test_draft_cursor_realigns_after_deletion_and_insertion() -> None:
+    draft = list(range(200, 260))
+    cursor = DraftCursor(draft, DraftPolicy(match_tokens=3))
+    produced = [*draft[:4], *draft[20:26]]  # 16 original tokens deleted
+    assert follow(cursor, produced)[-1] == 26
+
+
+def test_draft_length_adapts() -> None:
+    cursor = DraftCursor(list(range(100)), DraftPolicy(k_start=4, k_min=2, k_max=16))
+    output = [0]
+    cursor.advance(0, 0, 0, output)
+    cursor.advance(4, 4, 5, [*output, 1, 2, 3, 4, 5])
+    assert cursor.k == 8
+    cursor.advance(8, 1, 999, [])
+    assert cursor.k == 2 and cursor.pos is None
+
+
+def test_text_assembler_cuts_at_stop_and_streams_without_it() -> None:
+    pieces: list[str] = []
+    text = TextAssembler(["<|end|>"], pieces.append)
+    for part in ["def f", "():\n  ", "return 1<|e", "nd|> more"]:
+        if text.add(part.encode()):
+            break
+    assert text.finish() == "def f():\n  return 1"
+    assert "".join(pieces) == "def f():\n  return 1"
+
+
+def test_text_assembler_joins_split_utf8() -> None:
+    text = TextAssembler([])
+    data = "é€".encode()
+    for i in range(len(data)):
+        text.add(data[i : i + 1])
+    assert text.finish() == "é€"
+
+
+def test_truncate_prompt_drops_from_the_start() -> None:
+    tokens = list(range(100))
+    kept, dropped = truncate_prompt(tokens, 40, keep_first=False)
+    assert kept == list(range(60, 100)) and dropped == 60
+    kept, dropped = truncate_prompt(tokens, 40, keep_first=True)
+    assert kept[0] == 0 and kept[1:] == list(range(61, 100)) and len(kept) == 40
+
+
+class RecordingOps:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int, int]] = []
+
+    def seq_remove(self, seq: int, start: int, end: int = -1) -> None:
+        self.calls.append(("rm", seq, start, end))
+
+    def seq_copy(self, src: int, dst: int, end: int) -> None:
+        self.calls.append(("cp", src, dst, end))
+
+
+def test_common_prefix_length() -> None:
+    assert common_prefix_length([1, 2, 3], [1, 2, 4]) == 2
+    assert common_prefix_length([1, 2], [1, 2, 3]) == 2
+    assert common_prefix_length([], [1]) == 0
+
+
+def test_prefix_cache_reuses_in_place_and_forks_a_shared_head() -> None:
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=4, capacity_tokens=1000, n_cells=1000)
+    doc_a = [1, 2, 3, *range(10, 50)]
+    first = cache.place(doc_a, len(doc_a))
+    cache.record(first.seq, doc_a)
+    typed = [*doc_a[:-1], 99]  # next keystroke: same document
+    again = cache.place(typed, len(typed))
+    assert (again.seq, again.reused) == (first.seq, len(doc_a) - 1)
+    cache.record(again.seq, typed)
+    doc_b = [1, 2, 3, *range(60, 100)]  # another document, same instructions
+    other = cache.place(doc_b, len(doc_b))
+    assert other.seq != first.seq and other.reused == 3
+    assert ("cp", first.seq, other.seq, 3) in ops.calls
+
+
+def test_prefix_cache_evicts_least_recently_used_over_budget() -> None:
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=4, capacity_tokens=100, n_cells=200)
+    docs = [[d, *range(d * 100, d * 100 + 39)] for d in (1, 2, 3)]  # 40 tokens each
+    seqs = []
+    for doc in docs[:2]:
+        placed = cache.place(doc, len(doc))
+        cache.record(placed.seq, doc)
+        seqs.append(placed.seq)
+    touched = cache.place(docs[0], len(docs[0]))  # doc 1 used again: doc 2 is now oldest
+    cache.record(touched.seq, docs[0])
+    placed = cache.place(docs[2], len(docs[2]))
+    cache.record(placed.seq, docs[2])
+    assert cache.used_tokens() <= 100
+    assert ("rm", seqs[1], 0, -1) in ops.calls
+    assert ("rm", seqs[0], 0, -1) not in ops.calls
+    assert sorted(cache.info(1).resident_prefixes) == [40, 40]

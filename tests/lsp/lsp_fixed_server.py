@@ -1,0 +1,59 @@
+"""Test-only server command: the real Hub and sessions on stdio, with a FixedPredictor
+instead of the model (no user-facing switch selects it; tests run this file).
+
+    python tests/lsp/lsp_fixed_server.py --inline TEXT ... --edit START:END:TEXT ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
+from shadowtab.daemon.paths import data_dir, state_dir
+from shadowtab.inference.engine_api import EngineOptions
+from shadowtab.inference.predictor import EditCandidate, FixedPredictor
+from shadowtab.lsp.hub import Hub, HubOptions
+from shadowtab.shadow_workspace import DEFAULT_LINTERS
+
+
+def parse_edit(value: str) -> EditCandidate:
+    start, end, text = value.split(":", 2)
+    return EditCandidate(int(start), int(end), text.replace("\\n", "\n"))
+
+
+def build_hub(argv: Sequence[str]) -> Hub:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--inline", action="append", default=[])
+    parser.add_argument("--edit", action="append", default=[], type=parse_edit)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--no-lint", action="store_true")
+    parser.add_argument("--lint-debounce-ms", type=int, default=50)
+    args = parser.parse_args(argv)
+    predictor = FixedPredictor(
+        inline_texts=[t.replace("\\n", "\n") for t in args.inline],
+        edits=args.edit,
+        delay_s=args.delay,
+    )
+    options = HubOptions(
+        state_dir=state_dir(),
+        data_dir=data_dir(),
+        engine=EngineOptions(kind="off"),
+        linters={} if args.no_lint else dict(DEFAULT_LINTERS),
+        lint_debounce_ms=args.lint_debounce_ms,
+        warm_debounce_ms=50,
+        predictor=predictor,
+    )
+    return Hub(options)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    return asyncio.run(serve_hub_on_stdio(build_hub(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

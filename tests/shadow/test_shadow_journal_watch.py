@@ -1,0 +1,170 @@
+"""The journal (restart restores pending edits; a file changed meanwhile is a conflict;
+a torn tail is ignored) and the disk watcher (outside changes followed or reported)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from shadow_helpers import uri_of
+from shadowtab.shadow_workspace import DiskEvent, Range, ShadowWorkspace, TextChange
+from shadowtab.shadow_workspace.journal import journal_path
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_restart_restores_pending_edits(root: Path, journal_dir: Path) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    ws.open_document(uri_of(path), "x = 1\n", 1, "python")
+    ws.change_document(uri_of(path), 2, [TextChange(Range.of(0, 5, 0, 5), "  # typed")])
+    ws.release()
+    ws.apply_model_edit(uri_of(path), [TextChange(Range.of(1, 0, 1, 0), "y = 2\n")])
+    expected = ws.document(uri_of(path)).text  # type: ignore[union-attr]
+    ws.close()
+    again = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        doc = again.document(uri_of(path))
+        assert doc is not None and doc.text == expected and doc.model_edits == 1
+        assert path.read_text() == "x = 1\n" and again.has_pending()
+        assert not again.conflicts
+    finally:
+        again.close()
+
+
+def test_restart_with_changed_disk_reports_conflict(root: Path, journal_dir: Path) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    ws.release()
+    ws.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
+    ws.close()
+    path.write_text("x = 3\n")  # git checkout while the daemon was down
+    again = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        doc = again.document(uri_of(path))
+        assert doc is not None and doc.text == "x = 2\n"
+        assert path.read_text() == "x = 3\n"
+        assert uri_of(path) in {c.uri for c in again.conflicts.values()}
+        assert not again.take("commit").ok
+        assert path.read_text() == "x = 3\n"
+    finally:
+        again.close()
+
+
+def test_committed_then_killed_before_the_journal_drop(root: Path, journal_dir: Path) -> None:
+    """The disk already holds the shadow text: restored as clean, not as a conflict."""
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    ws.release()
+    ws.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
+    ws.close()
+    path.write_text("x = 2\n")
+    again = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        assert not again.has_pending() and not again.conflicts
+    finally:
+        again.close()
+
+
+def test_torn_journal_tail_is_ignored(root: Path, journal_dir: Path) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    ws.release()
+    ws.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
+    ws.close()
+    with open(journal_path(journal_dir, root.resolve()), "ab") as handle:
+        handle.write(b"\x85\xa1t\xa4edit\xa3key")  # a record cut short by a crash
+    again = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        assert again.document(uri_of(path)).text == "x = 2\n"  # type: ignore[union-attr]
+    finally:
+        again.close()
+
+
+@pytest.fixture
+def watched(root: Path, journal_dir: Path) -> ShadowWorkspace:
+    ws = ShadowWorkspace(root, journal_dir, watch=True)
+    yield ws  # type: ignore[misc]
+    ws.close()
+
+
+def test_watcher_follows_disk_for_clean_document(watched: ShadowWorkspace, root: Path) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    doc = watched.load_document(uri_of(path))
+    events: list[DiskEvent] = []
+    watched.add_disk_listener(events.append)
+    path.write_text("x = 42\n")
+    assert wait_for(lambda: doc.text == "x = 42\n")
+    assert not watched.has_pending()
+    assert any(e.kind == "followed" for e in events)
+
+
+def test_watcher_reports_conflict_and_overwrites_nothing(
+    watched: ShadowWorkspace, root: Path
+) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    watched.release()
+    watched.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
+    events: list[DiskEvent] = []
+    watched.add_disk_listener(events.append)
+    path.write_text("x = 3\n")
+    assert wait_for(lambda: any(e.kind == "conflict" for e in events))
+    assert watched.document(uri_of(path)).text == "x = 2\n"  # type: ignore[union-attr]
+    assert path.read_text() == "x = 3\n"
+    discarded = watched.take("discard")
+    assert discarded.discarded and not watched.has_pending() and path.read_text() == "x = 3\n"
+
+
+def test_own_commit_is_not_a_conflict(watched: ShadowWorkspace, root: Path) -> None:
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    events: list[DiskEvent] = []
+    watched.add_disk_listener(events.append)
+    watched.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])  # user holds: written
+    time.sleep(0.3)
+    assert not [e for e in events if e.kind == "conflict"] and not watched.conflicts
+
+
+def test_deleted_root_gives_clear_errors(tmp_path: Path, journal_dir: Path) -> None:
+    root = tmp_path / "gone"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=True)
+    try:
+        ws.release()
+        ws.apply_model_edit(uri_of(root / "a.py"), [TextChange(None, "x = 2\n")])
+        (root / "a.py").unlink()
+        root.rmdir()
+        result = ws.take("commit")
+        assert not result.ok and ws.document(uri_of(root / "a.py")) is not None
+        assert not root.exists()
+    finally:
+        ws.close()
+
+
+def test_lock_holder_survives_a_restart(root: Path, journal_dir: Path) -> None:
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    ws.release()
+    ws.close()
+    again = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        assert again.lock.holder == "model"
+        again.take("keep")
+    finally:
+        again.close()
+    assert ShadowWorkspace(root, journal_dir, watch=False).lock.holder == "user"
