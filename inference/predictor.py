@@ -7,6 +7,7 @@ in a worker thread and cancels them with a threading.Event when a newer keystrok
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -88,9 +89,16 @@ def minimal_edit(old: str, new: str, offset: int) -> EditCandidate | None:
     return EditCandidate(offset + start, offset + old_end, new[start : len(new) - tail])
 
 
+# A rewrite less similar to the region than this is the model wandering off, not an edit.
+MIN_REWRITE_SIMILARITY = 0.6
+
+
 def is_noise(old: str, new: str) -> bool:
-    """Edits not worth showing: whitespace-only changes."""
-    return "".join(old.split()) == "".join(new.split())
+    """Edits not worth showing: whitespace-only changes, and rewrites that share too
+    little with the region to be an edit of it."""
+    if "".join(old.split()) == "".join(new.split()):
+        return True
+    return difflib.SequenceMatcher(None, old, new).ratio() < MIN_REWRITE_SIMILARITY
 
 
 def deletes_just_typed(candidate: EditCandidate, request: PredictionRequest) -> bool:

@@ -26,13 +26,7 @@ MAX_EDITS_SHOWN = 6
 MAX_EDIT_CHARS = 400
 
 FENCE = "```"
-NEXT_EDIT_STOP = (FENCE,)
-NEXT_EDIT_SYSTEM = (
-    "You are a code editor. You see a file, the user's recent edits and a region of the "
-    "file. Rewrite the region the way the user is about to change it, continuing the "
-    "pattern of their recent edits. Keep everything else exactly as it is. Answer with "
-    "the rewritten region only, in a code block."
-)
+NEXT_EDIT_STOP = (FENCE, "\n###")
 
 
 @dataclass(frozen=True)
@@ -125,12 +119,14 @@ def next_edit_prompt(
     context_first = stable_window_start(region_line, CONTEXT_LINES_ABOVE_REGION)
     context = text[starts[context_first] : region_start]
     region = text[region_start:region_end]
+    # Plain sections rather than a chat template: the small default model copies the
+    # region faithfully in this layout (and the copy is what speculative edits verify
+    # in batches), where a chat layout set it off answering in prose.
     prompt = (
-        f"<|im_start|>system\n{NEXT_EDIT_SYSTEM}<|im_end|>\n"
-        f"<|im_start|>user\nFile {path}, above the region:\n{FENCE}\n{context}{FENCE}\n\n"
-        f"Recent edits:\n{format_recent_edits(recent_edits)}\n\n"
-        f"Region to rewrite:\n{FENCE}\n{region}\n{FENCE}<|im_end|>\n"
-        f"<|im_start|>assistant\n{FENCE}\n"
+        f"# File: {path}\n{context}"
+        f"### Recent edits\n{format_recent_edits(recent_edits)}\n"
+        f"### Current code\n{FENCE}\n{region}\n{FENCE}\n"
+        f"### Updated code\n{FENCE}\n"
     )
     return NextEditPrompt(
         prompt=prompt,

@@ -40,7 +40,7 @@ def test_next_edit_prompt_keeps_its_stable_part_while_typing_in_the_region() -> 
     typed = SOURCE[:cursor] + "y" + SOURCE[cursor:]
     after = next_edit_prompt("m.py", typed, cursor + 1, [RecentEdit("m.py", "", "y")])
     shared = common_prefix(before.prompt, after.prompt)
-    assert shared >= before.prompt.index("Recent edits:")
+    assert shared >= before.prompt.index("### Recent edits")
     assert before.draft.startswith(SOURCE[before.region_start : before.region_end])
 
 
@@ -68,3 +68,12 @@ def test_minimal_edit_reproduces_the_new_text(old: str, new: str) -> None:
     assert isinstance(candidate, EditCandidate)
     result = document[: candidate.start] + candidate.new_text + document[candidate.end :]
     assert result == "head\n" + new + "\ntail"
+
+
+def test_noise_filter_drops_whitespace_changes_and_unrelated_rewrites() -> None:
+    from shadowtab.inference.predictor import is_noise
+
+    old = "def f(x):\n    return x + 1\n"
+    assert is_noise(old, "def f(x):\n        return x + 1\n")
+    assert is_noise(old, "The user asked for three bullet points in lowercase.\n")
+    assert not is_noise(old, "def f(x):\n    return x + 2\n")

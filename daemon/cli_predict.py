@@ -1,0 +1,104 @@
+"""`shadowtab predict`: ask the model for ghost text and a next edit at a place in a
+file, in this process (no daemon, no editor). For trying models and prompts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "predict",
+        help="predict ghost text and the next edit at FILE:LINE:COLUMN (no daemon)",
+        description=__doc__,
+    )
+    parser.add_argument("location", help="FILE:LINE:COLUMN, 1-based; COLUMN counts characters")
+    parser.add_argument(
+        "--kind",
+        choices=("inline", "next-edit", "both"),
+        default="both",
+        help="what to predict (default: both)",
+    )
+    parser.add_argument("--candidates", type=int, default=1, help="ghost-text candidates")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def parse_location(location: str) -> tuple[Path, int, int]:
+    """FILE:LINE:COLUMN -> (path, 0-based line, 0-based column); ValueError if malformed."""
+    path, _, rest = location.rpartition(":")
+    path, _, line = path.rpartition(":")
+    if not path or not line.isdigit() or not rest.isdigit() or int(line) < 1 or int(rest) < 1:
+        raise ValueError(f"expected FILE:LINE:COLUMN (1-based), got {location!r}")
+    return Path(path), int(line) - 1, int(rest) - 1
+
+
+def offset_of(text: str, line: int, column: int) -> int:
+    """The str offset of (line, column), clamped to the line's end and the text's end."""
+    lines = text.split("\n")
+    line = min(line, len(lines) - 1)
+    return sum(len(part) + 1 for part in lines[:line]) + min(column, len(lines[line]))
+
+
+def run(args: argparse.Namespace) -> int:
+    from shadowtab.daemon.config import ConfigError, load_settings
+    from shadowtab.inference import EngineError, create_engine
+    from shadowtab.inference.predictor import EnginePredictor, PredictionRequest
+
+    try:
+        path, line, column = parse_location(args.location)
+        text = path.read_text(encoding="utf-8")
+        settings = load_settings(Path.cwd())
+    except (ValueError, OSError, ConfigError) as exc:
+        print(f"shadowtab predict: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    request = PredictionRequest(
+        path=str(path),
+        language_id=path.suffix.lstrip("."),
+        text=text,
+        cursor=offset_of(text, line, column),
+        max_candidates=max(1, args.candidates),
+    )
+    try:
+        engine = create_engine(settings.engine_options())
+        result = predict(EnginePredictor(lambda: engine), request, args.kind)
+    except EngineError as exc:
+        print(f"shadowtab predict: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    print_result(result, args.json)
+    return EXIT_OK
+
+
+def predict(predictor: Any, request: Any, kind: str) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    if kind in ("inline", "both"):
+        started = time.perf_counter()
+        result["inline"] = [c.text for c in predictor.inline(request)]
+        result["inline_seconds"] = round(time.perf_counter() - started, 3)
+    if kind in ("next-edit", "both"):
+        started = time.perf_counter()
+        edits = predictor.next_edit(request)
+        result["next_edit"] = [
+            {"old": request.text[e.start : e.end], "new": e.new_text} for e in edits
+        ]
+        result["next_edit_seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result))
+        return
+    if "inline" in result:
+        print(f"ghost text ({result['inline_seconds']} s): {result['inline']}")
+    if "next_edit" in result:
+        print(f"next edit ({result['next_edit_seconds']} s): {len(result['next_edit'])}")
+        for edit in result["next_edit"]:
+            print("--- old\n" + edit["old"] + "\n+++ new\n" + edit["new"])
