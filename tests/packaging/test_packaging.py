@@ -1,0 +1,52 @@
+"""The built wheel holds only the `shadowtab` namespace (no generic top-level names such
+as `daemon` or `lsp`), and every subpackage imports from it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBPACKAGES = ("daemon", "lsp", "shadow_workspace", "inference")
+
+
+def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("shadowtab-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top_levels = {name.split("/")[0] for name in names}
+    assert {t for t in top_levels if not t.startswith("shadowtab-")} == {"shadowtab"}
+    assert "shadowtab/__init__.py" not in names  # a namespace package
+    for part in SUBPACKAGES:
+        assert f"shadowtab/{part}/__init__.py" in names
+
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), wheel],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import importlib, sys\n"
+        f"for part in {SUBPACKAGES!r}:\n"
+        "    module = importlib.import_module('shadowtab.' + part)\n"
+        "    print(module.__file__)\n"
+        "from shadowtab.daemon.cli import main\n"
+        "sys.exit(main(['--version']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    files = result.stdout.split()
+    assert all(path.startswith(str(target)) for path in files[: len(SUBPACKAGES)]), files
+    assert files[-1] == "0.1.0"
