@@ -1,0 +1,197 @@
+"""The steps of `shadowtab demo`: an LSP client session on a sample file, printed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+SAMPLE = """import os
+import sys
+
+
+def greet(name):
+    print("Hello, " + name)
+
+
+def farewell(name):
+    print("Goodbye, " + nme)
+
+
+def main(argv):
+    for name in argv:
+        greet(name)
+"""
+TYPED = "        farewell("
+MODEL_READY_TIMEOUT_S = 120.0
+DIAGNOSTICS_TIMEOUT_S = 20.0
+
+
+def wait_for_model() -> None:
+    """Block until the daemon reports its engine ready, printing the load progress."""
+    from shadowtab.daemon.control_client import request
+
+    deadline = time.monotonic() + MODEL_READY_TIMEOUT_S
+    shown = ""
+    while time.monotonic() < deadline:
+        engine = request("status").get("engine", {})
+        state = engine.get("state")
+        line = f"model: {state} {engine.get('progress', 0):.0%} {engine.get('model') or ''}"
+        if line != shown:
+            print(line)
+            shown = line
+        if state == "ready":
+            return
+        if state in ("failed", "off"):
+            raise RuntimeError(f"the model is {state}: {engine.get('error')}")
+        time.sleep(0.2)
+    raise TimeoutError("the model did not load in time")
+
+
+async def tour(project: Path) -> None:
+    from pygls.lsp.client import LanguageClient
+
+    sample = project / "sample.py"
+    sample.write_text(SAMPLE)
+    uri = sample.as_uri()
+    client = LanguageClient("shadowtab-demo", "1")
+    diagnostics: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        diagnostics.put_nowait(params)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        # The demo shows no buffer; an editor would apply the edit to its buffer here.
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    @client.feature("shadowtab/lockChanged")
+    def on_lock_changed(params: Any) -> None:
+        print(f"  <- shadowtab/lockChanged: holder {field(params, 'holder')}")
+
+    await client.start_io(sys.executable, "-m", "shadowtab.daemon.cli", "lsp")
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    workspace=types.WorkspaceClientCapabilities(apply_edit=True)
+                ),
+                root_uri=project.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="demo")],
+            )
+        )
+        client.initialized(types.InitializedParams())
+        await asyncio.to_thread(wait_for_model)
+        await show_diagnostics(client, uri, diagnostics)
+        await show_predictions(client, uri)
+        await show_save_lock(client, project, sample)
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        await client.stop()
+
+
+async def show_diagnostics(
+    client: Any, uri: str, queue: asyncio.Queue[types.PublishDiagnosticsParams]
+) -> None:
+    print(f"\n1. open {uri} (unsaved text is linted in the shadow workspace)")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=SAMPLE
+            )
+        )
+    )
+    published = await asyncio.wait_for(queue.get(), DIAGNOSTICS_TIMEOUT_S)
+    for item in published.diagnostics:
+        line = item.range.start.line + 1
+        print(f"  line {line}: {item.source} {item.code}: {item.message}")
+
+
+async def show_predictions(client: Any, uri: str) -> None:
+    lines = SAMPLE.splitlines()
+    end = types.Position(line=len(lines), character=0)
+    print(f"\n2. type {TYPED!r} at the end of main(); ask for ghost text and the next edit")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=end, end=end), text=TYPED
+                )
+            ],
+        )
+    )
+    cursor = types.Position(line=len(lines), character=len(TYPED))
+    started = time.perf_counter()
+    items = await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Invoked
+            ),
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=cursor,
+        )
+    )
+    elapsed = time.perf_counter() - started
+    shown = [item.insert_text for item in (items.items if hasattr(items, "items") else items or [])]
+    print(f"  ghost text ({elapsed * 1000:.0f} ms): {shown}")
+    started = time.perf_counter()
+    result = await client.protocol.send_request_async(
+        "shadowtab/nextEdit",
+        {"textDocument": {"uri": uri, "version": 2}, "position": {"line": 9, "character": 24}},
+    )
+    elapsed = time.perf_counter() - started
+    edits = field(result, "edits") or []
+    print(f"  next edit ({elapsed * 1000:.0f} ms): {len(edits)} suggestion(s)")
+    for edit in edits:
+        start, end = field(field(edit, "range"), "start"), field(field(edit, "range"), "end")
+        print(f"    replace lines {field(start, 'line') + 1}-{field(end, 'line') + 1} with:")
+        print("      " + str(field(edit, "text")).replace("\n", "\n      "))
+
+
+def field(value: Any, name: str) -> Any:
+    """A member of a JSON result, which pygls gives as a dict or as an object."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+async def execute(client: Any, name: str, *arguments: Any) -> Any:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+
+
+async def show_save_lock(client: Any, project: Path, sample: Path) -> None:
+    root = {"root": str(project)}
+    print("\n3. the model takes the save lock and fixes the typo; its edit stays in the shadow")
+    await execute(client, "shadowtab.lock.release", root)
+    fix_start = SAMPLE.index("nme")
+    line = SAMPLE.count("\n", 0, fix_start)
+    character = fix_start - SAMPLE.rfind("\n", 0, fix_start) - 1
+    edit = {
+        "changes": {
+            sample.as_uri(): [
+                {
+                    "range": {
+                        "start": {"line": line, "character": character},
+                        "end": {"line": line, "character": character + 3},
+                    },
+                    "newText": "name",
+                }
+            ]
+        }
+    }
+    await execute(client, "shadowtab.shadow.applyEdit", edit)
+    diff = await execute(client, "shadowtab.shadow.diff", root)
+    print("  shadow diff:\n    " + str(field(diff, "diff") or "").rstrip().replace("\n", "\n    "))
+    print(f"  on disk still: {'nme' in sample.read_text()!s:>5} ('nme' is there)")
+    print("\n4. the user takes the lock back and commits: one atomic write")
+    await execute(client, "shadowtab.lock.take", {**root, "mode": "commit"})
+    print(f"  on disk now fixed: {'nme' not in sample.read_text()}")
