@@ -33,10 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     start.add_argument(
         "--foreground", action="store_true", help="run in this process, log to stderr too"
     )
+    _add_timeout(start, START_TIMEOUT_S, "how long to wait for the daemon to answer")
     start.set_defaults(func=run_start)
     stop = commands.add_parser(
         "stop", help="stop the daemon gracefully", description="Stop the daemon.", epilog=EPILOG
     )
+    _add_timeout(stop, STOP_TIMEOUT_S, "graceful-stop time before the daemon is killed")
     stop.set_defaults(func=run_stop)
     status = commands.add_parser(
         "status",
@@ -49,7 +51,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     restart = commands.add_parser(
         "restart", help="stop, then start", description="Stop, then start.", epilog=EPILOG
     )
+    _add_timeout(restart, START_TIMEOUT_S, "time allowed for each of stop and start")
     restart.set_defaults(func=run_restart)
+
+
+def _add_timeout(parser: argparse.ArgumentParser, default: float, what: str) -> None:
+    parser.add_argument(
+        "--timeout", type=float, default=default, metavar="S", help=f"{what} (default {default:g})"
+    )
 
 
 def _fail(message: str) -> int:
@@ -65,7 +74,7 @@ def run_start(args: argparse.Namespace) -> int:
 
     already = read_status()
     try:
-        status = already or start_daemon(START_TIMEOUT_S)
+        status = already or start_daemon(args.timeout)
     except (ConfigError, DaemonStartError) as exc:
         return _fail(str(exc))
     state = "already running" if already else "started"
@@ -97,7 +106,7 @@ def _run_foreground() -> int:
 def run_stop(args: argparse.Namespace) -> int:
     from shadowtab.daemon.lifecycle import stop_daemon
 
-    if not stop_daemon(STOP_TIMEOUT_S):
+    if not stop_daemon(args.timeout):
         print("shadowtab daemon is not running", file=sys.stderr)
         return EXIT_USAGE
     print("shadowtab daemon stopped")
@@ -109,7 +118,7 @@ def run_restart(args: argparse.Namespace) -> int:
     from shadowtab.daemon.lifecycle import DaemonStartError, restart_daemon
 
     try:
-        status = restart_daemon(START_TIMEOUT_S)
+        status = restart_daemon(args.timeout)
     except (ConfigError, DaemonStartError) as exc:
         return _fail(str(exc))
     print(f"shadowtab daemon restarted (pid {status['pid']}); log: {status['log_file']}")

@@ -41,8 +41,8 @@ class Settings:
     context_size: int = 4096
     threads: int | None = None  # None: llama.cpp's default
     kv_cache_mb: int = 256
-    lint_debounce_ms: int = 300
-    warm_debounce_ms: int = 150
+    lint_debounce_ms: int = 150
+    warm_debounce_ms: int = 100
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
