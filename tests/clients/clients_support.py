@@ -24,6 +24,8 @@ DIR_VARS = (
     "SHADOWTAB_DATA_DIR",
 )
 
+XDG_VARS = ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
+
 
 @dataclass(frozen=True)
 class ShadowtabEnv:
@@ -100,3 +102,32 @@ def assert_passed(run: ClientRun, expected_checks: set[str] | None = None) -> No
     if expected_checks is not None:
         missing = expected_checks - run.names()
         assert not missing, f"checks that did not run: {sorted(missing)}\n{run.explain()}"
+
+
+def lsp_frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def server_capabilities(shadowtab: ShadowtabEnv, cwd: Path) -> dict[str, Any]:
+    """What `shadowtab lsp --standalone` answers to initialize (then shutdown, exit)."""
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    result = subprocess.run(
+        [shadowtab.shadowtab, "lsp", "--standalone"],
+        input=b"".join(lsp_frame(m) for m in messages),
+        env=shadowtab.env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    for body in result.stdout.split(b"Content-Length: ")[1:]:
+        message = json.loads(body.split(b"\r\n\r\n", 1)[1])
+        if message.get("id") == 1:
+            return dict(message["result"]["capabilities"])
+    raise AssertionError(f"no initialize result\n{result.stdout!r}\n{result.stderr!r}")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clients_support import DIR_VARS, SAMPLE_SOURCE, VSCODE_DIR, ShadowtabEnv
+from clients_support import DIR_VARS, SAMPLE_SOURCE, VSCODE_DIR, XDG_VARS, ShadowtabEnv
 
 
 def _shadowtab_executable() -> str:
@@ -29,6 +29,8 @@ def shadowtab_env(tmp_path: Path) -> ShadowtabEnv:
         directory = tmp_path / name.removeprefix("SHADOWTAB_").lower()
         directory.mkdir()
         env[name] = str(directory)
+    for name in XDG_VARS:  # Neovim's LSP log and state stay out of the user's home
+        env[name] = str(tmp_path / name.lower())
     env["SHADOWTAB_ENGINE_KIND"] = "off"  # these tests exercise the protocol, not the model
     env["SHADOWTAB_LINT_DEBOUNCE_MS"] = "50"
     return ShadowtabEnv(env=env, shadowtab=_shadowtab_executable())

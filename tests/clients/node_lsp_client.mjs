@@ -75,7 +75,9 @@ function startServer() {
   connection.onError(() => {});
   connection.listen();
   const server = { child, connection, seen, stderr: () => stderr, exitExpected: false };
-  server.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  server.exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   // A server that dies mid-test would leave requests pending forever: fail loudly instead.
   void server.exited.then((exit) => {
     if (!server.exitExpected) {
@@ -111,9 +113,20 @@ async function initialize(server, rootPath) {
 }
 
 function checkCapabilities(caps) {
-  report('advertises inlineCompletionProvider', Boolean(caps.inlineCompletionProvider), caps.inlineCompletionProvider);
-  const sync = typeof caps.textDocumentSync === 'object' ? caps.textDocumentSync.change : caps.textDocumentSync;
-  report('incremental text sync', sync === lsp.TextDocumentSyncKind.Incremental, caps.textDocumentSync);
+  report(
+    'advertises inlineCompletionProvider',
+    Boolean(caps.inlineCompletionProvider),
+    caps.inlineCompletionProvider,
+  );
+  const sync =
+    typeof caps.textDocumentSync === 'object'
+      ? caps.textDocumentSync.change
+      : caps.textDocumentSync;
+  report(
+    'incremental text sync',
+    sync === lsp.TextDocumentSyncKind.Incremental,
+    caps.textDocumentSync,
+  );
   const commands = caps.executeCommandProvider?.commands ?? [];
   const missing = SERVER_COMMANDS.filter((name) => !commands.includes(name));
   report('advertises the shadowtab commands', missing.length === 0, { missing, commands });
@@ -161,7 +174,11 @@ async function moveLock(server, name, args, holder) {
   const event = await waitFor(() =>
     server.seen.lockChanged.slice(before).find((params) => holderOf(params) === holder),
   );
-  report(`${name} sends lockChanged(${holder})`, Boolean(event), server.seen.lockChanged.slice(before));
+  report(
+    `${name} sends lockChanged(${holder})`,
+    Boolean(event),
+    server.seen.lockChanged.slice(before),
+  );
   if (extension) {
     const parsed = [extension.parseLockState(reply.result), extension.parseLockState(event)];
     const ok = parsed.every((state) => state?.holder === holder);
@@ -176,29 +193,66 @@ async function openSample(server) {
   await server.connection.sendNotification(lsp.DidOpenTextDocumentNotification.type, {
     textDocument: { uri, languageId: 'python', version: 1, text },
   });
+  server.version = 1;
   return uri;
 }
 
-async function change(server, uri, version, range, text) {
+async function change(server, uri, range, text) {
+  server.version += 1;
   await server.connection.sendNotification(lsp.DidChangeTextDocumentNotification.type, {
-    textDocument: { uri, version },
+    textDocument: { uri, version: server.version },
     contentChanges: [{ range, text }],
   });
 }
 
 function range(startLine, startChar, endLine, endChar) {
-  return { start: { line: startLine, character: startChar }, end: { line: endLine, character: endChar } };
+  return {
+    start: { line: startLine, character: startChar },
+    end: { line: endLine, character: endChar },
+  };
 }
 
 async function checkDiagnostics(server, uri) {
   const first = await waitForDiagnostic(server, uri, (d) => codesOf(d).includes('F401'));
-  report('diagnostics: ruff F401 for `import os`', first?.some((d) => d.code === 'F401' && d.range.start.line === 0), first);
-  await change(server, uri, 2, range(0, 0, 1, 0), '');
+  report(
+    'diagnostics: ruff F401 for `import os`',
+    first?.some((d) => d.code === 'F401' && d.range.start.line === 0),
+    first,
+  );
+  await change(server, uri, range(0, 0, 1, 0), '');
   const cleared = await waitForDiagnostic(server, uri, (d) => !codesOf(d).includes('F401'));
   report('diagnostics follow an incremental delete', Boolean(cleared), cleared);
-  await change(server, uri, 3, range(0, 0, 0, 0), 'import sys\n');
-  const again = await waitForDiagnostic(server, uri, (d) => d.some((x) => x.code === 'F401' && /sys/.test(x.message)));
-  report('diagnostics follow an incremental insert', Boolean(again), again ?? server.seen.diagnostics.get(uri));
+  await change(server, uri, range(0, 0, 0, 0), 'import sys\n');
+  const again = await waitForDiagnostic(server, uri, (d) =>
+    d.some((x) => x.code === 'F401' && /sys/.test(x.message)),
+  );
+  report(
+    'diagnostics follow an incremental insert',
+    Boolean(again),
+    again ?? server.seen.diagnostics.get(uri),
+  );
+}
+
+/** A flood of keystrokes (one didChange each, no waiting): none is lost or reordered. */
+async function checkFlood(server, uri) {
+  const line = 4; // `    return 'hello ' + name`
+  const end = "return 'hello ' + name".length + 4;
+  const typed = 'abcdefghij'.repeat(30);
+  for (let i = 0; i < typed.length; i += 1) {
+    await change(server, uri, range(line, end + i, line, end + i), typed[i]);
+  }
+  const name = `name${typed}`;
+  const undefinedName = await waitForDiagnostic(server, uri, (d) =>
+    d.some((x) => x.code === 'F821' && x.message.includes(name)),
+  );
+  report(
+    '300 didChange in a row: all applied, in order',
+    Boolean(undefinedName),
+    server.seen.diagnostics.get(uri),
+  );
+  await change(server, uri, range(line, end, line, end + typed.length), '');
+  const back = await waitForDiagnostic(server, uri, (d) => !d.some((x) => x.code === 'F821'));
+  report('the flood undone in one change', Boolean(back), back);
 }
 
 async function checkPredictions(server, uri) {
@@ -209,21 +263,37 @@ async function checkPredictions(server, uri) {
     context: { triggerKind: lsp.InlineCompletionTriggerKind.Invoked },
   });
   const items = Array.isArray(inline.result) ? inline.result : inline.result?.items;
-  report('textDocument/inlineCompletion answers with items', !inline.error && Array.isArray(items), inline);
-  const params = { textDocument: { uri, version: 3 }, position };
+  report(
+    'textDocument/inlineCompletion answers with items',
+    !inline.error && Array.isArray(items),
+    inline,
+  );
+  const params = { textDocument: { uri, version: server.version }, position };
   for (const method of ['shadowtab/nextEdit', 'textDocument/copilotInlineEdit']) {
     const reply = await request(server, method, params);
-    report(`${method} answers {edits: [...]}`, !reply.error && Array.isArray(reply.result?.edits), reply);
+    report(
+      `${method} answers {edits: [...]}`,
+      !reply.error && Array.isArray(reply.result?.edits),
+      reply,
+    );
     if (extension && !reply.error) {
       const parsed = extension.parseNextEditResult(reply.result);
-      report(`extension parses the ${method} result`, parsed.length === reply.result.edits.length, parsed);
+      report(
+        `extension parses the ${method} result`,
+        parsed.length === reply.result.edits.length,
+        parsed,
+      );
     }
   }
 }
 
 async function checkLock(server) {
   const status = await command(server, 'shadowtab.lock.status');
-  report('lock.status: the user holds the lock at first', holderOf(status.result) === 'user', status);
+  report(
+    'lock.status: the user holds the lock at first',
+    holderOf(status.result) === 'user',
+    status,
+  );
   await moveLock(server, 'shadowtab.lock.release', [], 'model');
   const held = await command(server, 'shadowtab.lock.status');
   report('lock.status: the model holds it after release', holderOf(held.result) === 'model', held);
@@ -236,19 +306,38 @@ async function checkLock(server) {
 
 async function checkBadInput(server, uri) {
   const unknown = await request(server, 'shadowtab/noSuchMethod', {});
-  report('unknown method: MethodNotFound', unknown.error?.code === lsp.ErrorCodes.MethodNotFound, unknown);
-  const wrong = await request(server, 'shadowtab/nextEdit', { textDocument: { uri, version: 3 }, position: 'here' });
-  report('wrong param types: InvalidParams', wrong.error?.code === lsp.ErrorCodes.InvalidParams, wrong);
+  report(
+    'unknown method: MethodNotFound',
+    unknown.error?.code === lsp.ErrorCodes.MethodNotFound,
+    unknown,
+  );
+  const wrong = await request(server, 'shadowtab/nextEdit', {
+    textDocument: { uri, version: server.version },
+    position: 'here',
+  });
+  report(
+    'wrong param types: InvalidParams',
+    wrong.error?.code === lsp.ErrorCodes.InvalidParams,
+    wrong,
+  );
   const far = await request(server, 'shadowtab/nextEdit', {
-    textDocument: { uri, version: 3 },
+    textDocument: { uri, version: server.version },
     position: { line: 9999, character: 9999 },
   });
-  report('position out of range: an answer, not a crash', far.result !== undefined || far.error !== undefined, far);
+  report(
+    'position out of range: an answer, not a crash',
+    far.result !== undefined || far.error !== undefined,
+    far,
+  );
   const unopened = await request(server, 'shadowtab/nextEdit', {
     textDocument: { uri: uri.replace('sample.py', 'never_opened.py'), version: 1 },
     position: { line: 0, character: 0 },
   });
-  report('document never opened: an answer, not a crash', unopened.result !== undefined || unopened.error !== undefined, unopened);
+  report(
+    'document never opened: an answer, not a crash',
+    unopened.result !== undefined || unopened.error !== undefined,
+    unopened,
+  );
   const alive = await command(server, 'shadowtab.lock.status');
   report('the server still answers after bad input', !alive.error, alive);
 }
@@ -259,7 +348,10 @@ async function shutdown(server) {
   server.exitExpected = true;
   await server.connection.sendNotification(lsp.ExitNotification.type);
   const exit = await Promise.race([server.exited, sleep(WAIT_MS).then(() => null)]);
-  report('the server process exits after exit', exit !== null && exit.code === 0, { exit, stderr: server.stderr() });
+  report('the server process exits after exit', exit !== null && exit.code === 0, {
+    exit,
+    stderr: server.stderr(),
+  });
 }
 
 async function featuresScenario() {
@@ -268,10 +360,58 @@ async function featuresScenario() {
   checkCapabilities(await initialize(server, root));
   const uri = await openSample(server);
   await checkDiagnostics(server, uri);
+  await checkFlood(server, uri);
   await checkPredictions(server, uri);
   await checkLock(server);
   await checkBadInput(server, uri);
-  await server.connection.sendNotification(lsp.DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+  await server.connection.sendNotification(lsp.DidCloseTextDocumentNotification.type, {
+    textDocument: { uri },
+  });
+  await shutdown(server);
+}
+
+/** Against a server whose predictor suggests "hello" -> "goodbye" and ghost text ".title()"
+ * (fixed_predictor_lsp.py): the results in LSP coordinates, as the extension reads them. */
+async function suggestionsScenario() {
+  const server = startServer();
+  await initialize(server, join(config.file, '..'));
+  const uri = await openSample(server);
+  const reply = await request(server, 'shadowtab/nextEdit', {
+    textDocument: { uri, version: 1 },
+    position: { line: 4, character: 4 },
+  });
+  const edit = reply.result?.edits?.[0];
+  const where = edit?.range;
+  report(
+    'nextEdit: the predicted edit in UTF-16 line/character',
+    edit?.text === 'goodbye' &&
+      where.start.line === 4 &&
+      where.start.character === 12 &&
+      where.end.line === 4 &&
+      where.end.character === 17 &&
+      edit.textDocument.uri === uri &&
+      edit.textDocument.version === 1,
+    reply,
+  );
+  if (extension) {
+    const parsed = extension.parseNextEditResult(reply.result);
+    report('extension reads the edit', parsed.length === 1 && parsed[0].text === 'goodbye', parsed);
+  }
+  if (edit?.command) {
+    const accepted = await command(server, edit.command.command, edit.command.arguments);
+    report("the edit's command runs on the server", !accepted.error, accepted);
+  }
+  const inline = await request(server, lsp.InlineCompletionRequest.method, {
+    textDocument: { uri },
+    position: { line: 4, character: 28 },
+    context: { triggerKind: lsp.InlineCompletionTriggerKind.Automatic },
+  });
+  const items = Array.isArray(inline.result) ? inline.result : inline.result?.items;
+  report(
+    'inlineCompletion: the ghost text at the cursor',
+    items?.[0]?.insertText === '.title()',
+    inline,
+  );
   await shutdown(server);
 }
 
@@ -289,14 +429,23 @@ async function peerScenario() {
     () => server.seen.lockChanged.slice(released).find((params) => holderOf(params) === 'user'),
     config.peerWaitMs ?? 60000,
   );
-  report('peer: sees the lock change made by the other editor', Boolean(takenBack), server.seen.lockChanged);
+  report(
+    'peer: sees the lock change made by the other editor',
+    Boolean(takenBack),
+    server.seen.lockChanged,
+  );
   server.exitExpected = true;
   server.child.kill('SIGKILL');
   await server.exited;
 }
 
 try {
-  await (config.scenario === 'peer' ? peerScenario() : featuresScenario());
+  const scenarios = {
+    features: featuresScenario,
+    peer: peerScenario,
+    suggestions: suggestionsScenario,
+  };
+  await scenarios[config.scenario]();
 } catch (error) {
   report('no exception', false, String(error?.stack ?? error));
 }

@@ -18,7 +18,9 @@ local function report(check, ok, detail)
   if not ok then
     failures = failures + 1
   end
-  io.stdout:write(vim.json.encode({ check = check, ok = ok and true or false, detail = plain(detail) }) .. '\n')
+  io.stdout:write(
+    vim.json.encode({ check = check, ok = ok and true or false, detail = plain(detail) }) .. '\n'
+  )
   io.stdout:flush()
 end
 
@@ -41,6 +43,7 @@ local shadowtab = require('shadowtab')
 local util = require('shadowtab.util')
 local lock = require('shadowtab.lock')
 local next_edit = require('shadowtab.next_edit')
+local ghost = require('shadowtab.ghost')
 
 local requested = {} -- methods of the requests the client sent, in order
 vim.api.nvim_create_autocmd('LspRequest', {
@@ -98,11 +101,11 @@ end
 
 -- Steps -------------------------------------------------------------------------------
 
-local function open_and_attach()
+local function open_and_attach(auto_next_edit)
   shadowtab.setup({
     cmd = config.cmd,
     notify_lock_changes = false,
-    next_edit = { auto = true, debounce_ms = 50 },
+    next_edit = { auto = auto_next_edit, debounce_ms = 50 },
   })
   vim.cmd.edit(config.file)
   local buf = vim.api.nvim_get_current_buf()
@@ -128,7 +131,11 @@ local function check_diagnostics(buf)
   local cleared = diagnostics(buf, function(list)
     return has_code(list, 'F401') == nil
   end)
-  report('deleting the import clears it (incremental sync)', cleared ~= nil, vim.diagnostic.get(buf))
+  report(
+    'deleting the import clears it (incremental sync)',
+    cleared ~= nil,
+    vim.diagnostic.get(buf)
+  )
 
   -- Non-ASCII before the error: the server's UTF-16 columns must land on the right bytes.
   local line = 's = "héllo 😀"; import json'
@@ -138,10 +145,14 @@ local function check_diagnostics(buf)
   end)
   local json_import = again and has_code(again, 'F401', 'json')
   local expected_col = line:find('json', 1, true) - 1
-  report('F401 after an emoji lands on the right column', json_import and json_import.col == expected_col, {
-    expected_col = expected_col,
-    diagnostics = again or vim.diagnostic.get(buf),
-  })
+  report(
+    'F401 after an emoji lands on the right column',
+    json_import and json_import.col == expected_col,
+    {
+      expected_col = expected_col,
+      diagnostics = again or vim.diagnostic.get(buf),
+    }
+  )
 end
 
 --- Typing (real keys through feedkeys) asks for a next edit by itself after a pause.
@@ -166,7 +177,11 @@ local function check_predictions(buf, client)
   local inline = client:request_sync('textDocument/inlineCompletion', params, 10000, buf)
   local items = inline and inline.result
   items = type(items) == 'table' and (items.items or items) or nil
-  report('textDocument/inlineCompletion answers with items', inline and not inline.err and vim.islist(items), inline)
+  report(
+    'textDocument/inlineCompletion answers with items',
+    inline and not inline.err and vim.islist(items),
+    inline
+  )
 
   local done, err = call(next_edit.request, buf)
   report('shadowtab/nextEdit answers', done and err == nil, err)
@@ -175,7 +190,11 @@ local function check_predictions(buf, client)
   params.textDocument.version = util.buf_version(buf)
   local copilot = client:request_sync('textDocument/copilotInlineEdit', params, 10000, buf)
   local edits = copilot and copilot.result and copilot.result.edits
-  report('textDocument/copilotInlineEdit answers {edits}', copilot and not copilot.err and vim.islist(edits), copilot)
+  report(
+    'textDocument/copilotInlineEdit answers {edits}',
+    copilot and not copilot.err and vim.islist(edits),
+    copilot
+  )
 end
 
 --- The next-edit display and accept, fed a result of the server's shape.
@@ -189,16 +208,32 @@ local function check_next_edit_ui(buf, client)
   }
   local stale = vim.deepcopy(edit)
   stale.textDocument.version = version - 1
-  report('a next edit for an older version is not shown', next_edit.show(buf, client, { edits = { stale } }) == nil, nil)
+  report(
+    'a next edit for an older version is not shown',
+    next_edit.show(buf, client, { edits = { stale } }) == nil,
+    nil
+  )
 
   local shown = next_edit.show(buf, client, { edits = { edit } })
   local marks = vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, { details = true })
-  report('a next edit is drawn as extmarks', shown ~= nil and #marks >= 1 and next_edit.visible(buf), marks)
+  report(
+    'a next edit is drawn as extmarks',
+    shown ~= nil and #marks >= 1 and next_edit.visible(buf),
+    marks
+  )
 
   local accepted = next_edit.accept(buf)
   local first_line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
-  report('accepting applies the edit', accepted and vim.startswith(first_line, 'text = '), first_line)
-  report('accepting clears the marks', #vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, {}) == 0, nil)
+  report(
+    'accepting applies the edit',
+    accepted and vim.startswith(first_line, 'text = '),
+    first_line
+  )
+  report(
+    'accepting clears the marks',
+    #vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, {}) == 0,
+    nil
+  )
 
   -- The server saw the accepted edit: the F401 for json is still reported on line 1.
   local after = diagnostics(buf, function(list)
@@ -226,12 +261,24 @@ end
 
 local function check_lock()
   local done, err, result = call(lock.status)
-  report('lock.status: the user holds the lock', done and err == nil and lock.parse(result).holder == 'user', result)
-  report('statusline shows the holder', shadowtab.statusline():find('user') ~= nil, shadowtab.statusline())
+  report(
+    'lock.status: the user holds the lock',
+    done and err == nil and lock.parse(result).holder == 'user',
+    result
+  )
+  report(
+    'statusline shows the holder',
+    shadowtab.statusline():find('user') ~= nil,
+    shadowtab.statusline()
+  )
 
   local ok, event = holder_after({ lock.release }, 'model')
   report('lock.release: lockChanged(model) arrives', ok and event ~= nil, lock_events)
-  report('statusline follows lockChanged', shadowtab.statusline():find('model') ~= nil, shadowtab.statusline())
+  report(
+    'statusline follows lockChanged',
+    shadowtab.statusline():find('model') ~= nil,
+    shadowtab.statusline()
+  )
 
   ok, event = holder_after({ lock.take, 'discard' }, 'user')
   report('lock.take discard: lockChanged(user) arrives', ok and event ~= nil, lock_events)
@@ -260,7 +307,7 @@ local function signalled(name, timeout)
 end
 
 local function features()
-  local buf, client = open_and_attach()
+  local buf, client = open_and_attach(true)
   check_diagnostics(buf)
   check_typing(buf)
   check_predictions(buf, client)
@@ -268,10 +315,91 @@ local function features()
   check_lock()
 end
 
+local function mark_with(buf, namespace, key, value)
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, namespace, 0, -1, { details = true })) do
+    local details = mark[4]
+    if vim.deep_equal(details[key], value) then
+      return mark
+    end
+  end
+  return nil
+end
+
+--- With a server whose predictor suggests "hello" -> "goodbye" and ghost text ".title()":
+--- the whole path from request to drawing to the keys that accept.
+local function suggestions()
+  local buf = open_and_attach(false)
+  local row = 4 -- `    return 'hello ' + name`
+  vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
+  local done, err, edit = call(next_edit.request, buf)
+  report(
+    'the server suggests a next edit',
+    done and err == nil and edit ~= nil and edit.text == 'goodbye',
+    {
+      err = err,
+      edit = edit,
+    }
+  )
+  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  local col = line:find('hello', 1, true) - 1
+  local removed = mark_with(buf, next_edit.namespace, 'hl_group', 'DiffDelete')
+  local added = mark_with(buf, next_edit.namespace, 'virt_text', { { 'goodbye', 'DiffAdd' } })
+  report(
+    'drawn: "hello" struck as DiffDelete, "goodbye" as virtual text',
+    removed ~= nil
+      and removed[2] == row
+      and removed[3] == col
+      and removed[4].end_col == col + 5
+      and added ~= nil,
+    vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, { details = true })
+  )
+
+  local before = #requested
+  vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'x', false)
+  local accepted = wait(function()
+    return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]:find('goodbye', 1, true) ~= nil
+  end, 5000)
+  report(
+    '<Tab> accepts the next edit',
+    accepted,
+    vim.api.nvim_buf_get_lines(buf, row, row + 1, false)
+  )
+  local told = wait(function()
+    return vim.list_contains(vim.list_slice(requested, before + 1), 'workspace/executeCommand')
+  end, 5000)
+  report(
+    "accepting runs the edit's command on the server",
+    told,
+    vim.list_slice(requested, before + 1)
+  )
+
+  vim.o.virtualedit = 'onemore' -- the cursor after the last character, as in insert mode
+  line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  vim.api.nvim_win_set_cursor(0, { row + 1, #line })
+  local got, ghost_err, items = call(ghost.request, buf)
+  local ghost_mark = mark_with(buf, ghost.namespace, 'virt_text', { { '.title()', 'Comment' } })
+  report(
+    'ghost text from inlineCompletion is drawn at the cursor',
+    got and ghost_err == nil and ghost_mark ~= nil,
+    {
+      err = ghost_err,
+      items = items,
+    }
+  )
+  local inserted = ghost.accept(buf)
+  line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  report('accepting ghost text inserts it', inserted and vim.endswith(line, 'name.title()'), line)
+  report(
+    'the cursor ends after the ghost text',
+    vim.api.nvim_win_get_cursor(0)[2] == #line,
+    vim.api.nvim_win_get_cursor(0)
+  )
+end
+
 --- The two-editor test: the Node client hands the lock to the model, we see it and take it
 --- back, then it dies and we carry on.
 local function peer()
-  local buf, client = open_and_attach()
+  local buf, client = open_and_attach(false)
   local first = diagnostics(buf, function(list)
     return has_code(list, 'F401') ~= nil
   end)
@@ -291,12 +419,26 @@ local function peer()
   end)
   report('peer: diagnostics still follow our edits', cleared ~= nil, vim.diagnostic.get(buf))
   local done, err, result = call(lock.status)
-  report('peer: lock commands still work', done and err == nil and lock.parse(result) ~= nil, result)
+  report(
+    'peer: lock commands still work',
+    done and err == nil and lock.parse(result) ~= nil,
+    result
+  )
   done, err = call(next_edit.request, buf)
   report('peer: next-edit requests still work', done and err == nil, err)
   report('peer: the same client all along', util.client(buf) == client, nil)
+
+  -- The command line moves the lock too (`shadowtab lock release`, run by pytest).
+  touch('nvim-waits-for-cli')
+  local by_cli = wait(function()
+    return lock.state.holder == 'model'
+  end, 60000)
+  report('peer: `shadowtab lock release` reaches the editor', by_cli, lock_events)
+  ok, event = holder_after({ lock.take, 'keep' }, 'user')
+  report('peer: and the editor takes it back', ok and event ~= nil, lock_events)
 end
 
-local ok, problem = pcall(config.scenario == 'peer' and peer or features)
+local scenarios = { features = features, peer = peer, suggestions = suggestions }
+local ok, problem = pcall(scenarios[config.scenario])
 report('no Lua error', ok, problem)
 finish()

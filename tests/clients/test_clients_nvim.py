@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,12 +42,23 @@ NVIM_FEATURE_CHECKS = {
     "no Lua error",
     "the client stops cleanly",
 }
+SUGGESTION_CHECKS = {
+    "the server suggests a next edit",
+    'drawn: "hello" struck as DiffDelete, "goodbye" as virtual text',
+    "<Tab> accepts the next edit",
+    "accepting runs the edit's command on the server",
+    "ghost text from inlineCompletion is drawn at the cursor",
+    "accepting ghost text inserts it",
+    "no Lua error",
+}
 PEER_CHECKS = {
     "peer: the other editor releasing the lock reaches us",
     "peer: our take reaches the daemon",
     "peer: diagnostics still follow our edits",
     "peer: lock commands still work",
     "peer: next-edit requests still work",
+    "peer: `shadowtab lock release` reaches the editor",
+    "peer: and the editor takes it back",
 }
 
 
@@ -102,7 +114,7 @@ def test_two_editors_share_one_daemon(
     nvim: str, node: str, node_modules: Path, daemon: ShadowtabEnv, workspace: Path
 ) -> None:
     """A lock change by one editor reaches the other; one editor dying (SIGKILL of its
-    `shadowtab lsp`) leaves the other working."""
+    `shadowtab lsp`) leaves the other working; the CLI's lock change reaches the editor."""
     command = [daemon.shadowtab, "lsp"]
     signal_dir = workspace.parent
     editor = subprocess.Popen(
@@ -128,8 +140,29 @@ def test_two_editors_share_one_daemon(
             timeout=90,
         )
         (signal_dir / "node-gone").write_text("1")
+        cli_release = None
+        if wait_for_file(signal_dir / "nvim-waits-for-cli", editor, timeout=60):
+            cli_release = daemon.run("lock", "release", "--root", str(workspace))
     finally:
         nvim_run = finish(editor, timeout=90)
     assert ready, f"Neovim never attached\n{nvim_run.explain()}"
     assert_passed(node_run, {"peer: sees the lock change made by the other editor"})
+    assert cli_release is not None and cli_release.returncode == 0, (
+        f"`shadowtab lock release` did not run or failed: {cli_release}\n{nvim_run.explain()}"
+    )
     assert_passed(nvim_run, PEER_CHECKS)
+
+
+def test_nvim_shows_and_accepts_server_suggestions(
+    nvim: str, shadowtab_env: ShadowtabEnv, workspace: Path
+) -> None:
+    """The real server, its model replaced by a FixedPredictor: Neovim draws the next edit
+    and the ghost text it returns, and the keys accept them."""
+    sample = workspace / "sample.py"
+    command = [sys.executable, str(CLIENTS_DIR / "fixed_predictor_lsp.py"), str(sample)]
+    config = nvim_config(command, workspace, "suggestions")
+    run = run_client(
+        nvim_args(nvim, config), env=shadowtab_env.env, cwd=str(workspace), timeout=120
+    )
+    assert_passed(run, SUGGESTION_CHECKS)
+    assert "goodbye" not in sample.read_text(), "accepting an edit must not save the file"

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from clients_support import VSCODE_DIR
+from clients_support import VSCODE_DIR, ShadowtabEnv, server_capabilities
 
 REQUIRED_COMMANDS = {"shadowtab.lock.toggle", "shadowtab.lock.take", "shadowtab.nextEdit.accept"}
 
@@ -22,12 +22,19 @@ def test_extension_compiles_with_tsc(compiled_extension: Path) -> None:
         assert (compiled_extension / module).is_file(), f"tsc did not emit {module}"
 
 
-def test_every_contributed_command_is_registered(compiled_extension: Path) -> None:
+def test_every_contributed_command_has_one_handler(
+    compiled_extension: Path, shadowtab_env: ShadowtabEnv, workspace: Path
+) -> None:
+    """The server's executeCommand commands are registered by vscode-languageclient itself;
+    the extension registers the rest. The same id registered twice would break activation."""
     contributed = {entry["command"] for entry in manifest()["contributes"]["commands"]}
     assert contributed >= REQUIRED_COMMANDS
     code = (compiled_extension / "extension.js").read_text()
-    registered = set(re.findall(r"registerCommand\('([\w.]+)'", code))
-    assert registered == contributed
+    by_extension = set(re.findall(r"registerCommand\('([\w.]+)'", code))
+    capabilities = server_capabilities(shadowtab_env, workspace)
+    by_client = set(capabilities["executeCommandProvider"]["commands"])
+    assert not by_extension & by_client, "registered twice"
+    assert contributed <= by_extension | by_client, "contributed without a handler"
 
 
 def test_tab_accepts_a_shown_next_edit_only() -> None:

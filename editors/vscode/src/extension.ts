@@ -41,24 +41,28 @@ function nextEditSettings(): NextEditSettings {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const selector = documentSelector();
-  const clientOptions: LanguageClientOptions = { documentSelector: selector };
+  const lock = new LockStatusBar();
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: selector,
+    // shadowtab.lock.* are the server's commands, registered by the client: add their UI.
+    middleware: { executeCommand: (command, args, next) => lock.execute(command, args, next) },
+  };
   client = new LanguageClient('shadowtab', 'shadowtab', serverOptions(), clientOptions);
-  const lock = new LockStatusBar(client);
-  const nextEdit = new NextEditController(client, selector, nextEditSettings);
   const activeClient = client;
+  const nextEdit = new NextEditController(activeClient, selector, nextEditSettings);
   context.subscriptions.push(
     lock,
     nextEdit,
-    activeClient.onNotification(LOCK_CHANGED_METHOD, (params: unknown) => lock.onLockChanged(params)),
-    vscode.commands.registerCommand('shadowtab.lock.toggle', () => lock.toggle()),
-    vscode.commands.registerCommand('shadowtab.lock.take', () => lock.take()),
+    activeClient.onNotification(LOCK_CHANGED_METHOD, (params: unknown) =>
+      lock.onLockChanged(params),
+    ),
     vscode.commands.registerCommand('shadowtab.nextEdit.accept', () => nextEdit.accept()),
     vscode.commands.registerCommand('shadowtab.nextEdit.dismiss', () => nextEdit.dismiss()),
     vscode.commands.registerCommand('shadowtab.restart', () => activeClient.restart()),
     // Also after a restart (the daemon went away): no lockChanged tells a new session.
     activeClient.onDidChangeState((event) => {
       if (event.newState === State.Running) {
-        void lock.refresh();
+        void lock.refresh(activeClient);
       }
     }),
   );
@@ -74,7 +78,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 function serverOptionsText(): string {
-  return [settings().get<string>('command', 'shadowtab'), ...settings().get<string[]>('args', ['lsp'])].join(' ');
+  return [
+    settings().get<string>('command', 'shadowtab'),
+    ...settings().get<string[]>('args', ['lsp']),
+  ].join(' ');
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,6 +1,11 @@
-// The save lock in the status bar, and the commands that move it. The holder comes from
-// `shadowtab/lockChanged` notifications (sent to every editor when it changes) and from
-// `shadowtab.lock.status` when the client starts.
+// The save lock in the status bar, and what the lock commands do on the client side.
+//
+// The server advertises shadowtab.lock.* as executeCommand commands, so vscode-languageclient
+// registers them as VS Code commands itself (registering them here too would clash). This
+// class hooks in through the client's executeCommand middleware: it asks commit / discard /
+// keep before a bare `take`, and shows each result in the status bar. The holder also comes
+// from `shadowtab/lockChanged` notifications (sent to every editor when it changes) and from
+// `shadowtab.lock.status` when the client (re)starts.
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
@@ -16,14 +21,28 @@ const TAKE_CHOICES: TakeChoice[] = [
   { label: 'Keep', description: 'keep them pending as a reviewable change set', mode: 'keep' },
 ];
 
+const LOCK_COMMANDS: ReadonlySet<string> = new Set([
+  SERVER_COMMANDS.lockStatus,
+  SERVER_COMMANDS.lockTake,
+  SERVER_COMMANDS.lockRelease,
+  SERVER_COMMANDS.lockToggle,
+]);
+
+type ExecuteNext = (command: string, args: unknown[]) => vscode.ProviderResult<unknown>;
+
 export class LockStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
 
-  constructor(private readonly client: LanguageClient) {
-    this.item = vscode.window.createStatusBarItem('shadowtab.lock', vscode.StatusBarAlignment.Right, 100);
+  constructor() {
+    this.item = vscode.window.createStatusBarItem(
+      'shadowtab.lock',
+      vscode.StatusBarAlignment.Right,
+      100,
+    );
     this.item.name = 'shadowtab save lock';
-    this.item.command = 'shadowtab.lock.toggle';
-    this.showUnknown();
+    this.item.command = SERVER_COMMANDS.lockToggle;
+    this.item.text = '$(lock) shadowtab';
+    this.item.tooltip = 'shadowtab save lock: waiting for the server';
     this.item.show();
   }
 
@@ -33,28 +52,40 @@ export class LockStatusBar implements vscode.Disposable {
 
   /** Called with the params of every `shadowtab/lockChanged` notification. */
   onLockChanged(params: unknown): void {
-    const state = parseLockState(params);
-    if (state) {
-      this.show(state);
+    this.show(parseLockState(params));
+  }
+
+  /** Asks the server who holds the lock (after start and restart). */
+  async refresh(client: LanguageClient): Promise<void> {
+    try {
+      const params = { command: SERVER_COMMANDS.lockStatus, arguments: [] };
+      this.show(parseLockState(await client.sendRequest(ExecuteCommandRequest.type, params)));
+    } catch {
+      // No workspace root known to the server yet: the first lockChanged will tell.
     }
   }
 
-  async refresh(): Promise<void> {
-    this.show(parseLockState(await this.runServerCommand(SERVER_COMMANDS.lockStatus, [])));
-  }
-
-  async toggle(): Promise<void> {
-    this.show(parseLockState(await this.runServerCommand(SERVER_COMMANDS.lockToggle, [])));
-  }
-
-  /** Takes the lock back for the user, asking what to do with the model's pending edits. */
-  async take(mode?: TakeMode): Promise<void> {
-    const chosen = mode ?? (await this.pickTakeMode());
-    if (chosen === undefined) {
-      return;
+  /** executeCommand middleware: runs every server command, adding the lock's UI. */
+  async execute(command: string, args: unknown[], next: ExecuteNext): Promise<unknown> {
+    if (!LOCK_COMMANDS.has(command)) {
+      return next(command, args);
     }
-    const result = await this.runServerCommand(SERVER_COMMANDS.lockTake, [{ mode: chosen }]);
-    this.show(parseLockState(result));
+    if (command === SERVER_COMMANDS.lockTake && args.length === 0) {
+      const mode = await this.pickTakeMode();
+      if (mode === undefined) {
+        return undefined;
+      }
+      args = [{ mode }];
+    }
+    try {
+      const result = await next(command, args);
+      this.show(parseLockState(result));
+      return result;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      void vscode.window.showErrorMessage(`shadowtab: ${command} failed: ${message}`);
+      return undefined;
+    }
   }
 
   private async pickTakeMode(): Promise<TakeMode | undefined> {
@@ -65,31 +96,20 @@ export class LockStatusBar implements vscode.Disposable {
     return picked?.mode;
   }
 
-  private async runServerCommand(command: string, args: unknown[]): Promise<unknown> {
-    try {
-      return await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      void vscode.window.showErrorMessage(`shadowtab: ${command} failed: ${message}`);
-      return undefined;
-    }
-  }
-
   private show(state: LockState | undefined): void {
     if (!state) {
       return;
     }
-    const pending = state.pending ? ' (pending edits)' : '';
-    this.item.text = state.holder === 'model' ? `$(robot) model${pending}` : `$(person) user${pending}`;
-    this.item.tooltip = `shadowtab save lock: held by ${state.holder}${
-      state.root ? ` for ${state.root}` : ''
-    }${pending}. Click to toggle.`;
+    // pending: the shadow workspace differs from the disk (unsaved or model edits).
+    const marker = state.pending ? ' $(circle-filled)' : '';
+    this.item.text =
+      state.holder === 'model' ? `$(robot) model${marker}` : `$(person) user${marker}`;
+    const where = state.root ? ` for ${state.root}` : '';
+    const pending = state.pending ? '; the shadow workspace has changes not on disk' : '';
+    this.item.tooltip = `shadowtab save lock: held by ${state.holder}${where}${pending}. Click to toggle.`;
     this.item.backgroundColor =
-      state.holder === 'model' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-  }
-
-  private showUnknown(): void {
-    this.item.text = '$(lock) shadowtab';
-    this.item.tooltip = 'shadowtab save lock: waiting for the server';
+      state.holder === 'model'
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
   }
 }

@@ -4,7 +4,13 @@
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
-import { NEXT_EDIT_METHOD, NextEdit, NextEditParams, parseNextEditResult } from './protocol';
+import {
+  DID_SHOW_INLINE_EDIT_METHOD,
+  NEXT_EDIT_METHOD,
+  NextEdit,
+  NextEditParams,
+  parseNextEditResult,
+} from './protocol';
 
 const VISIBLE_CONTEXT_KEY = 'shadowtab.nextEditVisible';
 const MAX_INLINE_PREVIEW = 80;
@@ -63,7 +69,9 @@ export class NextEditController implements vscode.Disposable {
     if (!shown || shown.editor.document.version !== shown.version) {
       return;
     }
-    const applied = await shown.editor.edit((builder) => builder.replace(shown.range, shown.edit.text));
+    const applied = await shown.editor.edit((builder) =>
+      builder.replace(shown.range, shown.edit.text),
+    );
     if (applied && shown.edit.command) {
       await this.runEditCommand(shown.edit.command);
     }
@@ -79,7 +87,10 @@ export class NextEditController implements vscode.Disposable {
   }
 
   private onDocumentChanged(event: vscode.TextDocumentChangeEvent): void {
-    if (event.contentChanges.length === 0 || !vscode.languages.match(this.selector, event.document)) {
+    if (
+      event.contentChanges.length === 0 ||
+      !vscode.languages.match(this.selector, event.document)
+    ) {
       return;
     }
     this.dismiss();
@@ -121,7 +132,11 @@ export class NextEditController implements vscode.Disposable {
       }
     }
     if (!tokenSource.token.isCancellationRequested && document.version === version) {
-      const edit = parseNextEditResult(result).find((candidate) => candidate.textDocument.uri === params.textDocument.uri);
+      const edit = parseNextEditResult(result).find(
+        (candidate) =>
+          candidate.textDocument.uri === params.textDocument.uri &&
+          (candidate.textDocument.version ?? version) === version,
+      );
       if (edit) {
         this.show(editor, version, edit);
       }
@@ -136,15 +151,26 @@ export class NextEditController implements vscode.Disposable {
     editor.setDecorations(this.removed, range.isEmpty ? [] : [{ range, hoverMessage: hover }]);
     const after = { contentText: inlinePreview(edit.text) };
     editor.setDecorations(this.inserted, [
-      { range: new vscode.Range(range.end, range.end), hoverMessage: hover, renderOptions: { after } },
+      {
+        range: new vscode.Range(range.end, range.end),
+        hoverMessage: hover,
+        renderOptions: { after },
+      },
     ]);
     this.shown = { editor, version, range, edit };
     void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT_KEY, true);
+    if (edit.command) {
+      // Copilot's acceptance telemetry, which shadowtab counts too.
+      void this.client.sendNotification(DID_SHOW_INLINE_EDIT_METHOD, {
+        item: { command: edit.command },
+      });
+    }
   }
 
   /** Runs the command an edit carries: on the server when it offers it, else in VS Code. */
   private async runEditCommand(command: { command: string; arguments?: unknown[] }): Promise<void> {
-    const serverCommands = this.client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    const serverCommands =
+      this.client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
     try {
       if (serverCommands.includes(command.command)) {
         await this.client.sendRequest(ExecuteCommandRequest.type, {
@@ -163,7 +189,8 @@ export class NextEditController implements vscode.Disposable {
 /** One line of the new text for the `after` decoration; the hover shows all of it. */
 function inlinePreview(text: string): string {
   const lines = text.split('\n');
-  const first = lines[0].length > MAX_INLINE_PREVIEW ? `${lines[0].slice(0, MAX_INLINE_PREVIEW)}…` : lines[0];
+  const first =
+    lines[0].length > MAX_INLINE_PREVIEW ? `${lines[0].slice(0, MAX_INLINE_PREVIEW)}…` : lines[0];
   const more = lines.length > 1 ? `  ⏎ +${lines.length - 1} line(s)` : '';
   return `${first || '⏎'}${more}`;
 }

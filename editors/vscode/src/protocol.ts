@@ -6,6 +6,7 @@ import type { Command, Position, Range } from 'vscode-languageclient/node';
 
 export const NEXT_EDIT_METHOD = 'shadowtab/nextEdit';
 export const LOCK_CHANGED_METHOD = 'shadowtab/lockChanged';
+export const DID_SHOW_INLINE_EDIT_METHOD = 'textDocument/didShowInlineEdit';
 
 export const SERVER_COMMANDS = {
   lockStatus: 'shadowtab.lock.status',
@@ -61,7 +62,11 @@ export function parseLockState(value: unknown): LockState | undefined {
   }
   for (const key of ['lock', 'state', 'status']) {
     if (isRecord(value[key])) {
-      return parseLockState({ ...value, ...(value[key] as Record<string, unknown>), [key]: undefined });
+      return parseLockState({
+        ...value,
+        ...(value[key] as Record<string, unknown>),
+        [key]: undefined,
+      });
     }
   }
   if (Array.isArray(value.workspaces)) {

@@ -17,11 +17,11 @@ local AUTOMATIC = 2
 local shown = {}
 
 function M.visible(bufnr)
-  return shown[vim._resolve_bufnr(bufnr)] ~= nil
+  return shown[util.resolve_bufnr(bufnr)] ~= nil
 end
 
 function M.dismiss(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   shown[bufnr] = nil
   if vim.api.nvim_buf_is_valid(bufnr) then
     vim.api.nvim_buf_clear_namespace(bufnr, M.namespace, 0, -1)
@@ -69,18 +69,22 @@ end
 --- Requests inline completions at the cursor and shows the first one.
 --- `callback(err, items)` gets the raw items.
 function M.request(bufnr, callback, trigger_kind)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   local client = util.client(bufnr)
-  if not client then
-    return
+  if not client or bufnr ~= vim.api.nvim_get_current_buf() then
+    return -- ghost text goes at the cursor: only for the buffer in the current window
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
   params.context = { triggerKind = trigger_kind or INVOKED }
   local version = util.buf_version(bufnr)
+  local cursor = vim.api.nvim_win_get_cursor(0)
   client:request(M.method, params, function(err, result)
     local items = type(result) == 'table' and (result.items or result) or {}
     M.dismiss(bufnr)
-    if not err and items[1] and util.buf_version(bufnr) == version then
+    local still = util.buf_version(bufnr) == version
+      and bufnr == vim.api.nvim_get_current_buf()
+      and vim.deep_equal(vim.api.nvim_win_get_cursor(0), cursor)
+    if not err and items[1] and still then
       shown[bufnr] = draw(bufnr, items[1], client.offset_encoding)
     end
     if callback then
@@ -92,7 +96,7 @@ end
 --- Inserts the shown item and puts the cursor after it.
 ---@return boolean accepted
 function M.accept(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   local item = shown[bufnr]
   M.dismiss(bufnr)
   if not item then
@@ -116,11 +120,22 @@ function M.auto_trigger(bufnr, debounce_ms)
     callback = function()
       M.dismiss(bufnr)
       timer:stop()
-      timer:start(debounce_ms, 0, vim.schedule_wrap(function()
-        if vim.api.nvim_buf_is_valid(bufnr) and vim.fn.mode() == 'i' then
-          M.request(bufnr, nil, AUTOMATIC)
-        end
-      end))
+      timer:start(
+        debounce_ms,
+        0,
+        vim.schedule_wrap(function()
+          if vim.api.nvim_buf_is_valid(bufnr) and vim.fn.mode() == 'i' then
+            M.request(bufnr, nil, AUTOMATIC)
+          end
+        end)
+      )
+    end,
+  })
+  vim.api.nvim_create_autocmd('CursorMovedI', {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      M.dismiss(bufnr) -- drawn for the old cursor position
     end,
   })
   vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {

@@ -45,7 +45,7 @@ end
 ---@param bufnr integer
 ---@return boolean
 function M.accept(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   if next_edit.visible(bufnr) then
     vim.schedule(function()
       next_edit.accept(bufnr)
@@ -76,7 +76,8 @@ local function map_keys(bufnr)
   map({ 'n', 'i' }, keys.accept, function()
     return M.accept(bufnr) and '' or vim.keycode(keys.accept)
   end, 'accept the next edit or ghost text', true)
-  map({ 'n', 'i' }, keys.dismiss, function()
+  -- Insert mode only: in normal mode <C-]> is the tag jump.
+  map('i', keys.dismiss, function()
     M.dismiss(bufnr)
   end, 'dismiss the suggestion')
   map('n', keys.next_edit, function()
@@ -110,7 +111,7 @@ end
 ---@param bufnr? integer
 ---@return integer? client_id
 function M.start(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   local root = vim.fs.root(bufnr, M.config.root_markers) or vim.fn.getcwd()
   return vim.lsp.start({
     name = util.client_name,
@@ -149,6 +150,9 @@ local function create_commands()
   command('ShadowtabNextEdit', function()
     next_edit.request()
   end, { desc = 'shadowtab: suggest a next edit at the cursor' })
+  command('ShadowtabDismiss', function()
+    M.dismiss()
+  end, { desc = 'shadowtab: dismiss the shown suggestion' })
 end
 
 ---@param opts? table overrides of M.defaults
@@ -164,7 +168,10 @@ function M.setup(opts)
     end,
   })
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype) then
+    if
+      vim.api.nvim_buf_is_loaded(bufnr)
+      and vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype)
+    then
       M.start(bufnr)
     end
   end

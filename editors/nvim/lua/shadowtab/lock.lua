@@ -59,9 +59,17 @@ local function update(state, announce)
   local changed = not M.state or M.state.holder ~= state.holder
   M.state = state
   if announce and changed and M.notify_changes then
-    util.notify(('save lock held by %s%s'):format(state.holder, state.root and (' (' .. state.root .. ')') or ''))
+    util.notify(
+      ('save lock held by %s%s'):format(
+        state.holder,
+        state.root and (' (' .. state.root .. ')') or ''
+      )
+    )
   end
-  vim.api.nvim_exec_autocmds('User', { pattern = 'ShadowtabLockChanged', data = state, modeline = false })
+  vim.api.nvim_exec_autocmds(
+    'User',
+    { pattern = 'ShadowtabLockChanged', data = state, modeline = false }
+  )
   vim.cmd.redrawstatus({ bang = true })
 end
 
@@ -78,7 +86,8 @@ end
 ---@param arguments table
 ---@param callback? fun(err: lsp.ResponseError?, result: any)
 function M.execute(command, arguments, callback)
-  local client = util.client()
+  -- The current buffer's client (its root's lock), else any shadowtab client.
+  local client = util.client(vim.api.nvim_get_current_buf()) or util.client()
   if not client then
     util.notify('no shadowtab client is running', vim.log.levels.WARN)
     return

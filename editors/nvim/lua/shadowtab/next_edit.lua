@@ -22,20 +22,20 @@ local watched = {}
 ---@param bufnr? integer
 ---@return boolean
 function M.visible(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   return shown[bufnr] ~= nil
 end
 
 ---@param bufnr? integer
 ---@return table? edit the suggestion on screen, as the server sent it
 function M.current(bufnr)
-  local entry = shown[vim._resolve_bufnr(bufnr)]
+  local entry = shown[util.resolve_bufnr(bufnr)]
   return entry and entry.edit
 end
 
 ---@param bufnr? integer
 function M.dismiss(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   shown[bufnr] = nil
   if vim.api.nvim_buf_is_valid(bufnr) then
     vim.api.nvim_buf_clear_namespace(bufnr, M.namespace, 0, -1)
@@ -96,11 +96,16 @@ function M.show(bufnr, client, result)
   local version = util.buf_version(bufnr)
   for _, edit in ipairs(type(edits) == 'table' and edits or {}) do
     local doc = type(edit) == 'table' and edit.textDocument or nil
-    local valid = type(doc) == 'table' and type(edit.text) == 'string' and type(edit.range) == 'table'
+    local valid = type(doc) == 'table'
+      and type(edit.text) == 'string'
+      and type(edit.range) == 'table'
     if valid and doc.uri == uri and (doc.version == nil or doc.version == version) then
       M.dismiss(bufnr)
       draw(bufnr, edit, client.offset_encoding)
       shown[bufnr] = { edit = edit, client_id = client.id, version = version }
+      if edit.command then -- Copilot's acceptance telemetry, which shadowtab counts too
+        client:notify('textDocument/didShowInlineEdit', { item = { command = edit.command } })
+      end
       return edit
     end
   end
@@ -112,7 +117,7 @@ end
 ---@param bufnr? integer
 ---@param callback? fun(err: lsp.ResponseError?, edit: table?)
 function M.request(bufnr, callback)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   local client = util.client(bufnr)
   if not client then
     return
@@ -140,7 +145,7 @@ end
 ---@param bufnr? integer
 ---@return boolean applied
 function M.accept(bufnr)
-  bufnr = vim._resolve_bufnr(bufnr)
+  bufnr = util.resolve_bufnr(bufnr)
   local entry = shown[bufnr]
   M.dismiss(bufnr)
   local client = entry and vim.lsp.get_client_by_id(entry.client_id)
@@ -148,7 +153,11 @@ function M.accept(bufnr)
     return false
   end
   local edit = entry.edit
-  vim.lsp.util.apply_text_edits({ { range = edit.range, newText = edit.text } }, bufnr, client.offset_encoding)
+  vim.lsp.util.apply_text_edits(
+    { { range = edit.range, newText = edit.text } },
+    bufnr,
+    client.offset_encoding
+  )
   if type(edit.command) == 'table' then
     client:exec_cmd(edit.command, { bufnr = bufnr })
   end

@@ -5,6 +5,16 @@ local M = {}
 
 M.client_name = 'shadowtab'
 
+--- nil or 0 means the current buffer, as in the Neovim API.
+---@param bufnr? integer
+---@return integer
+function M.resolve_bufnr(bufnr)
+  if bufnr == nil or bufnr == 0 then
+    return vim.api.nvim_get_current_buf()
+  end
+  return bufnr
+end
+
 ---@param bufnr? integer
 ---@return vim.lsp.Client?
 function M.client(bufnr)
