@@ -24,7 +24,7 @@ ROOT_MARKERS = (
     "Cargo.toml",
     "go.mod",
 )
-Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
+Subparsers = argparse._SubParsersAction
 
 
 def register(subparsers: Subparsers) -> None:

@@ -17,6 +17,7 @@ from .errors import CommitConflict, PathOutsideRoot, UnsupportedFile
 
 BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 64 * 1024 * 1024  # larger files are refused, not loaded
+TEMP_SUFFIX = ".shadowtab"  # temp files of atomic writes: ".NAME.RANDOM.shadowtab"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +130,7 @@ def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
     if not same_content(current, expected):
         raise CommitConflict(str(path), "the file changed on disk since the shadow was based on it")
     mode = _mode_for(path)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".shadowtab")
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

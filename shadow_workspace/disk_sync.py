@@ -4,11 +4,14 @@ Functions here run under the workspace's mutex."""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .conflicts import Conflict, DiskEvent
-from .disk import DiskBase, read_text, resolve_inside, same_content
+from .disk import TEMP_SUFFIX, DiskBase, read_text, resolve_inside, same_content
 from .document import ShadowDocument
 from .errors import ShadowError
 from .journal import decode_change, replay
@@ -111,6 +114,7 @@ def restore_from_journal(ws: ShadowWorkspace) -> None:
             log.error("journal entry for %s unusable: %s", key, exc)
             continue
         ws._documents[key] = doc
+        _remove_torn_temp_files(doc.path)
         event = follow_disk(ws, doc)
         if event is not None and event.kind == "conflict":
             log.warning("restored %s: %s", doc.uri, event.detail)
@@ -121,9 +125,15 @@ def restore_from_journal(ws: ShadowWorkspace) -> None:
     )
 
 
-def _rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:
-    from pathlib import Path
+def _remove_torn_temp_files(path: Path) -> None:
+    """A commit killed before its rename leaves its temp file (".NAME.*.shadowtab")."""
+    for temp in path.parent.glob(f".{glob.escape(path.name)}.*{TEMP_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            temp.unlink()
+            log.info("removed the temp file of an interrupted commit: %s", temp)
 
+
+def _rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:
     doc = ShadowDocument(
         str(snapshot["uri"]),
         Path(snapshot["path"]),

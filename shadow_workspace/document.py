@@ -8,17 +8,16 @@ from pathlib import Path
 
 from .disk import DiskBase
 from .errors import StaleVersion
-from .line_text import LineText, utf16_len
+from .line_text import LineText, split_lines, utf16_len
 from .model import Author, EditEvent, Position, Range, TextChange
 
 
 def advance(start: Position, text: str) -> Position:
     """The position reached after `text` written from `start`."""
-    lines = LineText(text)
-    if lines.line_count == 1:
+    if "\n" not in text and "\r" not in text:  # the common case: within one line
         return Position(start.line, start.character + utf16_len(text))
-    last = lines.line(lines.line_count - 1)
-    return Position(start.line + lines.line_count - 1, utf16_len(last))
+    lines = split_lines(text)
+    return Position(start.line + len(lines) - 1, utf16_len(lines[-1]))
 
 
 def dominant_eol(text: str) -> str:
@@ -49,6 +48,9 @@ class ShadowDocument:
         self.open = False  # an editor has it open (didOpen without didClose)
         self.model_edits = 0  # model edits since the base
         self._text = LineText(text)
+        self._revision = 0  # bumped by every change of text or base
+        self._pending_at = -1
+        self._pending = False
 
     def __repr__(self) -> str:
         return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
@@ -63,8 +65,12 @@ class ShadowDocument:
 
     @property
     def pending(self) -> bool:
-        """The shadow text differs from the disk text it was based on."""
-        return len(self._text) != len(self.base_text) or self.text != self.base_text
+        """The shadow text differs from the disk text it was based on (cached per
+        revision: comparing a 10 MB text on every query would cost O(file))."""
+        if self._pending_at != self._revision:
+            self._pending = len(self._text) != len(self.base_text) or self.text != self.base_text
+            self._pending_at = self._revision
+        return self._pending
 
     @property
     def eol(self) -> str:
@@ -86,6 +92,7 @@ class ShadowDocument:
         if version is not None and version < self.version:
             raise StaleVersion(f"{self.uri}: version {version} is older than {self.version}")
         events = [self._apply_one(change, author) for change in changes]
+        self._revision += 1
         self.version = self.version + 1 if version is None else version
         if author == "model" and events:
             self.model_edits += 1
@@ -94,11 +101,13 @@ class ShadowDocument:
     def replace_text(self, text: str, version: int | None = None) -> None:
         """Set the whole text without recording an event (disk reload, discard)."""
         self._text = LineText(text)
+        self._revision += 1
         self.version = self.version + 1 if version is None else version
 
     def rebase(self, base: DiskBase, base_text: str) -> None:
         self.base = base
         self.base_text = base_text
+        self._revision += 1
         if not self.pending:
             self.model_edits = 0
 

@@ -93,16 +93,24 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = self._open()
         self.journaled: set[str] = set()  # keys with a snapshot in the file
+        self.error: str | None = None  # the last write failure, if any
 
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def _append(self, record: dict[str, Any]) -> None:
+        """One write() per record. A failing disk (full, gone) is logged and reported by
+        `error`, never raised: the edit itself already landed in the shadow."""
         data = msgpack.packb(record, use_bin_type=True)
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            if self.error is None:
+                log.error("journal %s: cannot write (%s): edits are not journaled", self.path, exc)
+            self.error = f"journal not written: {exc}"
 
     def snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
         self._append({"t": "snap", "key": key, **snapshot})
@@ -146,10 +154,13 @@ class Journal:
         self.journaled = set(snapshots)
 
     def sync(self) -> None:
-        os.fsync(self._fd)
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            self.error = f"journal not synced: {exc}"
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.fsync(self._fd)
+            self.sync()
             os.close(self._fd)
             self._fd = -1

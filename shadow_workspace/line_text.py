@@ -12,7 +12,7 @@ from itertools import accumulate
 
 from .fenwick import FenwickTree
 
-BLOCK_LINES = 256  # a block splits past 2x this many lines
+BLOCK_LINES = 64  # a block splits past 2x this many lines
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _EOL_CHARS = "\r\n"
 

@@ -46,21 +46,44 @@ class LinterSpec:
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> LinterSpec:
+        """A spec from a config table; ValueError saying which field is wrong."""
         fmt = str(data.get("output_format", "lines"))
         if fmt not in PARSERS and fmt != "python-syntax":
-            raise ValueError(f"linter {name}: unknown output_format {fmt!r}")
-        command = [str(part) for part in data.get("command", [])]
+            known = ", ".join([*PARSERS, "python-syntax"])
+            raise ValueError(f"linter {name}: unknown output_format {fmt!r} (known: {known})")
+        command = _strings(name, "command", data.get("command", []))
         if not command and fmt != "python-syntax":
             raise ValueError(f"linter {name}: a command is required")
+        timeout = data.get("timeout_s", 10.0)
+        if not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"linter {name}: timeout_s must be a positive number")
+        pattern = data.get("pattern")
+        if pattern is not None:
+            _check_pattern(name, pattern)
         return cls(
             command=command,
             output_format=fmt,
-            languages=tuple(data.get("languages", ())),
-            extensions=tuple(data.get("extensions", ())),
+            languages=tuple(_strings(name, "languages", data.get("languages", []))),
+            extensions=tuple(_strings(name, "extensions", data.get("extensions", []))),
             name=name,
-            timeout_s=float(data.get("timeout_s", 10.0)),
-            pattern=data.get("pattern"),
+            timeout_s=float(timeout),
+            pattern=pattern,
         )
+
+
+def _strings(name: str, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"linter {name}: {key} must be a list of strings")
+    return list(value)
+
+
+def _check_pattern(name: str, pattern: Any) -> None:
+    try:
+        groups = re.compile(pattern).groupindex if isinstance(pattern, str) else {}
+    except re.error as exc:
+        raise ValueError(f"linter {name}: bad pattern: {exc}") from None
+    if not {"line", "message"} <= set(groups):
+        raise ValueError(f"linter {name}: pattern needs named groups 'line' and 'message'")
 
 
 RUFF = LinterSpec(

@@ -11,8 +11,10 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from .disk import TEMP_SUFFIX
+
 log = logging.getLogger(__name__)
-IGNORED_SUFFIXES = (".shadowtab",)  # our own temp files during atomic writes
+IGNORED_SUFFIXES = (TEMP_SUFFIX,)  # our own temp files during atomic writes
 
 
 class _Handler(FileSystemEventHandler):

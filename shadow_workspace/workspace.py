@@ -3,7 +3,6 @@ disk watcher and linters. Thread-safe: the watcher calls in from its own thread.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -17,17 +16,19 @@ from .document import ShadowDocument
 from .errors import ShadowError, UnknownDocument
 from .history import COALESCE_WINDOW_S, EditHistory
 from .journal import COMPACT_BYTES, Journal, journal_path
-from .lint_scheduler import LintResultCallback, LintScheduler
-from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
-from .model import Author, Diagnostic, TextChange
+from .lint_scheduler import LintScheduler
+from .linting import DEFAULT_LINTERS, LinterSpec
+from .model import Author, TextChange
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .watcher import DiskWatcher
+from .workspace_linting import WorkspaceLinting
 
 log = logging.getLogger(__name__)
+COMPACT_CHECK_EVERY = 2000  # journaled edits between checks of the journal's size
 
 
-class ShadowWorkspace:
+class ShadowWorkspace(WorkspaceLinting):
     def __init__(
         self,
         root: Path | str,
@@ -52,14 +53,25 @@ class ShadowWorkspace:
         self._mutex = threading.RLock()
         self._lints = LintScheduler(lint_debounce_s)
         self._journal: Journal | None = None
+        self._edits_since_check = 0
         if journal_dir is not None:
             self._journal = Journal(journal_path(Path(journal_dir), self.root))
             disk_sync.restore_from_journal(self)
             self.lock.add_listener(self._journal_lock)
         self._watcher: DiskWatcher | None = None
         if watch:
-            self._watcher = DiskWatcher(self.root, self.on_disk_change)
-            self._watcher.start()
+            self._start_watcher()
+
+    def _start_watcher(self) -> None:
+        """Without a watcher (inotify limits) outside changes are still caught at commit
+        time, where the disk is always compared with the base."""
+        try:
+            watcher = DiskWatcher(self.root, self.on_disk_change)
+            watcher.start()
+        except OSError as exc:
+            log.warning("no disk watcher for %s (%s): conflicts show at commit", self.root, exc)
+            return
+        self._watcher = watcher
 
     def __repr__(self) -> str:
         return f"ShadowWorkspace({str(self.root)!r}, holder={self.lock.holder})"
@@ -175,12 +187,14 @@ class ShadowWorkspace:
                 try:
                     self._commit(doc)
                     written = True
-                except ShadowError as exc:
+                except (ShadowError, OSError) as exc:
                     conflict = str(exc)
                     self._note_conflict(doc, conflict)
-            return ModelEditResult(
+            result = ModelEditResult(
                 doc.uri, doc.version, self.lock.holder, written, doc.pending, conflict
             )
+            self._unload_if_clean(doc)
+            return result
 
     def note_saved(self, uri: str) -> bool:
         """The editor saved `uri`: the disk is the new base. True when the model holds the
@@ -212,6 +226,7 @@ class ShadowWorkspace:
         try:
             self._commit(doc)
             result.written.append(doc.uri)
+            self._unload_if_clean(doc)
         except (ShadowError, OSError) as exc:
             self._note_conflict(doc, str(exc))
             result.conflicts.append({"uri": doc.uri, "error": str(exc)})
@@ -236,6 +251,7 @@ class ShadowWorkspace:
                 "pending": [doc.uri for doc in self.pending_documents()],
                 "conflicts": [c.to_dict() for c in self.conflicts.values()],
                 "documents": len(self._documents),
+                "journal_error": None if self._journal is None else self._journal.error,
             }
 
     def pending_documents(self) -> list[ShadowDocument]:
@@ -297,8 +313,13 @@ class ShadowWorkspace:
         for event in doc.apply(changes, version, author):
             self.history.record(event)
         key = self.key_for(doc.uri)
+        self._lints.new_version(key)
         if self._journal is not None and key in self._journal.journaled:
             self._journal.edit(key, doc.version, author, changes)
+            self._edits_since_check += 1
+            if self._edits_since_check >= COMPACT_CHECK_EVERY:
+                self._edits_since_check = 0
+                self._sync_journal()  # compacts a journal grown past its limit
         else:
             self._journal_state(key, doc)
 
@@ -316,6 +337,14 @@ class ShadowWorkspace:
             if self._journal is not None:
                 self._journal.lock(event.holder)
 
+    def _unload_if_clean(self, doc: ShadowDocument) -> None:
+        """A document no editor shows, now equal to the disk, need not stay in memory
+        (its edit history stays for the predictor)."""
+        if not doc.open and not doc.pending:
+            key = self.key_for(doc.uri)
+            self._documents.pop(key, None)
+            self.conflicts.pop(key, None)
+
     def _forget(self, key: str) -> None:
         doc = self._documents.pop(key, None)
         self.conflicts.pop(key, None)
@@ -329,49 +358,18 @@ class ShadowWorkspace:
             return
         with self._mutex:
             if self._journal.size() > COMPACT_BYTES:
-                self._journal.rewrite(
-                    {
-                        self.key_for(d.uri): disk_sync.snapshot_of(d)
-                        for d in self.pending_documents()
-                    }
-                )
+                self._compact_journal()
             self._journal.sync()
 
-    # -- linting -------------------------------------------------------------------------
-    async def lint_report(self, uri: str) -> LintReport:
-        doc = self._require(uri)
-        return await self.lint_text_report(doc.path, doc.text, doc.language_id)
-
-    async def lint(self, uri: str) -> list[Diagnostic]:
-        return (await self.lint_report(uri)).diagnostics
-
-    async def lint_text_report(
-        self, path: Path | str, text: str, language_id: str | None = None
-    ) -> LintReport:
-        return await lint_text(self.linters, Path(path), text, language_id, cwd=self.root)
-
-    async def lint_text(
-        self, path: Path | str, text: str, language_id: str | None = None
-    ) -> list[Diagnostic]:
-        return (await self.lint_text_report(path, text, language_id)).diagnostics
-
-    def schedule_lint(self, uri: str, on_result: LintResultCallback) -> asyncio.Task[None]:
-        """Lint `uri` after the debounce; a newer call for it cancels this one. Calls
-        on_result(uri, version, report) when the lint finished for a current version."""
-
-        def start() -> tuple[int, Any] | None:
-            doc = self.document(uri)
-            if doc is None:
-                return None
-            return doc.version, self.lint_text_report(doc.path, doc.text, doc.language_id)
-
-        def deliver(_key: str, version: int, report: LintReport) -> Any:
-            doc = self.document(uri)
-            if doc is not None and doc.version == version:  # else a newer lint follows
-                return on_result(uri, version, report)
-            return None
-
-        return self._lints.schedule(self.key_for(uri), start, deliver)
+    def _compact_journal(self) -> None:
+        assert self._journal is not None
+        try:
+            self._journal.rewrite(
+                {self.key_for(d.uri): disk_sync.snapshot_of(d) for d in self.pending_documents()},
+                self.lock.holder,
+            )
+        except OSError as exc:  # keep appending to the old file
+            log.error("journal compaction failed: %s", exc)
 
     async def aclose(self) -> None:
         await self._lints.close()

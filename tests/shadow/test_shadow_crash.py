@@ -51,7 +51,9 @@ def run_and_kill(
         assert proc.stdout.readline().strip() == "ready"
         wanted = rng.randint(1, 12)
         while len(acked) < wanted:
-            words = proc.stdout.readline().split()
+            line = proc.stdout.readline()
+            assert line, f"the driver died on its own (exit {proc.poll()})"
+            words = line.split()
             if words and words[0] == "ack":
                 acked.append((int(words[1]), words[2]))
         time.sleep(rng.uniform(0, 0.03))  # land anywhere: mid-journal, mid-commit
@@ -74,7 +76,7 @@ def test_sigkill_loses_no_edit_and_tears_no_file(tmp_path: Path, mode: str) -> N
     rng = random.Random(f"crash-{mode}")
     acked: dict[str, list[int]] = {name: [] for name in FILES}
     counter = 0
-    for _round in range(12):
+    for _round in range(20 if mode == "commit" else 12):
         for number, name in run_and_kill(root, journal, mode, counter, rng):
             acked[name].append(number)
         counter += 1000
@@ -88,6 +90,7 @@ def test_sigkill_loses_no_edit_and_tears_no_file(tmp_path: Path, mode: str) -> N
                     assert on_disk == [], "nothing reaches the disk while the model holds"
                 assert set(acked[name]) <= set(shadow), f"{name}: an acked edit was lost"
                 assert set(on_disk) <= set(shadow), f"{name}: the shadow lost committed edits"
+            assert not list(root.glob(".*.shadowtab")), "a torn commit's temp file was left"
         finally:
             ws.close()
     assert sum(map(len, acked.values())) > 24

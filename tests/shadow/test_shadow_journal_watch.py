@@ -168,3 +168,47 @@ def test_lock_holder_survives_a_restart(root: Path, journal_dir: Path) -> None:
     finally:
         again.close()
     assert ShadowWorkspace(root, journal_dir, watch=False).lock.holder == "user"
+
+
+def test_failing_journal_degrades_without_losing_the_edit(root: Path, journal_dir: Path) -> None:
+    import os
+
+    path = root / "a.py"
+    path.write_text("x = 1\n")
+    ws = ShadowWorkspace(root, journal_dir, watch=False)
+    try:
+        ws.release()
+        assert ws._journal is not None
+        os.close(ws._journal._fd)  # the journal's disk goes away under it
+        result = ws.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
+        assert result.pending and ws.document(uri_of(path)).text == "x = 2\n"  # type: ignore[union-attr]
+        assert "journal not written" in ws.lock_status()["journal_error"]
+    finally:
+        ws._journal._fd = os.open(os.devnull, os.O_WRONLY)  # type: ignore[union-attr]
+        ws.close()
+
+
+def test_watcher_open_clean_document_and_replaced_file(
+    watched: ShadowWorkspace, root: Path
+) -> None:
+    import os
+
+    opened, replaced = root / "open.py", root / "replaced.py"
+    opened.write_text("a = 1\n")
+    replaced.write_text("b = 1\n")
+    events: list[DiskEvent] = []
+    watched.add_disk_listener(events.append)
+    doc = watched.open_document(uri_of(opened), "a = 1\n", 1, "python")
+    opened.write_text("a = 2\n")  # a formatter rewrote the open, clean file
+    assert wait_for(lambda: any(e.kind == "changed" for e in events))
+    assert doc.text == "a = 1\n"  # the editor owns the buffer: it reloads and sends didChange
+    watched.change_document(uri_of(opened), 2, [TextChange(None, "a = 2\n")])
+    assert not watched.has_pending()
+
+    watched.release()
+    watched.apply_model_edit(uri_of(replaced), [TextChange(None, "b = 2\n")])
+    temp = root / "checkout.tmp"
+    temp.write_text("b = 3\n")
+    os.replace(temp, replaced)  # as git checkout does: a rename over the file
+    assert wait_for(lambda: uri_of(replaced) in {e.uri for e in events if e.kind == "conflict"})
+    assert replaced.read_text() == "b = 3\n"

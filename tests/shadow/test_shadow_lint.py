@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from shadow_helpers import uri_of
 from shadowtab.shadow_workspace import (
     Diagnostic,
@@ -117,3 +118,49 @@ def test_delta_inside_edited_region_and_full_change() -> None:
     assert diagnostics_delta(before, moved_within_edit, [edit]) == []
     twice = moved_within_edit * 2
     assert diagnostics_delta(before, twice, [TextChange(None, "...")]) == twice[1:]
+
+
+def test_linter_config_errors_are_clear() -> None:
+    good = LinterSpec.from_dict(
+        "sh", {"command": ["shellcheck", "-f", "gcc", "-"], "extensions": [".sh"]}
+    )
+    assert good.output_format == "lines" and good.applies_to(Path("x.sh"), None)
+    for table, message in (
+        ({"command": "ruff check"}, "list of strings"),
+        ({"command": ["x"], "output_format": "xml"}, "unknown output_format"),
+        ({"command": []}, "command is required"),
+        ({"command": ["x"], "timeout_s": 0}, "positive"),
+        ({"command": ["x"], "pattern": "(?P<line>\\d+)"}, "named groups"),
+        ({"command": ["x"], "languages": "python"}, "list of strings"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            LinterSpec.from_dict("bad", table)
+
+
+async def test_newer_version_cancels_a_running_lint(root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "finished"
+    slow = (
+        "import sys, time, pathlib; text = sys.stdin.read(); time.sleep(1.0); "
+        f"pathlib.Path({str(marker)!r}).write_text(text); "
+        "print(sys.argv[1] + ':1:1: error: saw ' + text.strip())"
+    )
+    spec = LinterSpec(
+        [sys.executable, "-c", slow, "{path}"], "lines", extensions=(".py",), name="slow"
+    )
+    ws = ShadowWorkspace(root, None, {"slow": spec}, lint_debounce_s=0.01, watch=False)
+    try:
+        uri = uri_of(root / "a.py")
+        ws.open_document(uri, "first", 1, "python")
+        results: list[tuple[int, str]] = []
+        task = ws.schedule_lint(uri, lambda _u, v, r: results.append((v, r.diagnostics[0].message)))
+        await asyncio.sleep(0.5)  # the slow linter runs on "first"
+        ws.change_document(uri, 2, [TextChange(None, "second")])
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)
+        [newer] = [t for t in ws._lints._tasks.values()]
+        await newer
+        assert results == [(2, "saw second")]
+        assert marker.read_text() == "second"  # the run on "first" was killed before it wrote
+    finally:
+        await ws.aclose()

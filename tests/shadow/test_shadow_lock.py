@@ -127,9 +127,12 @@ def test_user_holding_the_lock_writes_model_edits(workspace: ShadowWorkspace, ro
     result = workspace.apply_model_edit(uri_of(path), [TextChange(Range.of(0, 4, 0, 5), "9")])
     assert result.written and not result.pending
     assert path.read_text() == "x = 9\n"
+    assert workspace.document(uri_of(path)) is None  # clean and closed: not kept in memory
+    workspace.open_document(uri_of(path), "x = 9\n# unsaved\n", 1, "python")
     path.write_text("outside\n")
     result = workspace.apply_model_edit(uri_of(path), [TextChange(Range.of(0, 0, 0, 0), "#")])
     assert not result.written and result.conflict and path.read_text() == "outside\n"
+    assert workspace.document(uri_of(path)).text == "#x = 9\n# unsaved\n"  # type: ignore[union-attr]
 
 
 def test_lock_events_reach_listeners(workspace: ShadowWorkspace) -> None:
@@ -199,3 +202,26 @@ def test_editor_save_while_model_holds_reports_and_rebases(
     path.write_text("x = 2\n")  # the editor saved its buffer (which shows the model edit)
     assert workspace.note_saved(uri) is True
     assert not workspace.has_pending()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    before=st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d", "é\n"]), max_size=30),
+    after=st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d", "x\n"]), max_size=30),
+)
+def test_trimmed_diff_equals_plain_difflib(before: list[str], after: list[str]) -> None:
+    import difflib
+
+    from shadowtab.shadow_workspace.disk import DiskBase
+    from shadowtab.shadow_workspace.document import ShadowDocument
+    from shadowtab.shadow_workspace.pending_diff import unified_diff
+
+    old, new = "".join(before), "".join(after)
+    doc = ShadowDocument("file:///r/f.py", Path("/r/f.py"), new, 0, DiskBase("h"), old)
+    plain = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), "a/f.py", "b/f.py"
+    )
+    expected = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in plain
+    )
+    assert unified_diff(doc, Path("/r")) == expected
