@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowtab.lsp.edits_push import push_full_text
+from shadowtab.shadow_workspace import ShadowError
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
@@ -19,6 +20,7 @@ logger = logging.getLogger(__name__)
 
 COMMAND_PREFIX = "shadowtab."
 TAKE_MODES = ("commit", "discard", "keep")
+OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open a root
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -45,10 +47,23 @@ class CommandRunner:
             raise KeyError(cmd)
         if not isinstance(args, dict):
             raise ValueError("arguments must be a map")
-        return await handler(args)
+        try:
+            return await handler({**args, OPEN_WORKSPACE: True})
+        except ShadowError as exc:  # refused by the shadow workspace: bad args for the CLI
+            raise ValueError(str(exc)) from exc
 
-    def workspace(self, args: dict[str, Any], default_root: str | None = None) -> ShadowWorkspace:
-        root = args.get("root", default_root)
+    async def for_editor(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The same command from an editor (executeCommand): existing workspaces only."""
+        handler = self._handlers.get(cmd)
+        if handler is None:
+            raise KeyError(cmd)
+        return await handler({k: v for k, v in args.items() if k != OPEN_WORKSPACE})
+
+    def workspace(self, args: dict[str, Any]) -> ShadowWorkspace:
+        """The workspace named by args["root"] (a directory inside it also names it).
+        Editors may only name workspaces that exist; the control socket (the CLI, run in
+        a project) may open one."""
+        root = args.get("root")
         if root is None:
             known = self.hub.workspaces.all()
             if len(known) == 1:
@@ -56,11 +71,15 @@ class CommandRunner:
             raise ValueError('"root" is required: the workspace root directory')
         if not isinstance(root, str) or not root:
             raise ValueError('"root" must be a directory path')
-        if root.startswith("file://"):
-            return self.hub.workspaces.for_uri(root.rstrip("/") + "/")
-        if not Path(root).is_dir():
+        path = Path(root).expanduser()
+        if not path.is_dir():
             raise ValueError(f"not a directory: {root}")
-        return self.hub.workspaces.for_root(root)
+        found = self.hub.workspaces.containing(path)
+        if found is not None:
+            return found
+        if not args.get(OPEN_WORKSPACE, False):
+            raise ValueError(f"no shadowtab workspace holds {root}")
+        return self.hub.workspaces.for_uri(path.resolve().as_uri())
 
     async def lock_status(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
@@ -73,7 +92,7 @@ class CommandRunner:
             raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
         result = await asyncio.to_thread(workspace.take, mode)
         self.sync_editors(workspace)
-        return {**result.to_dict(), **lock_summary(workspace)}
+        return result.to_dict()
 
     async def lock_release(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
@@ -87,7 +106,7 @@ class CommandRunner:
             raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
         result = await asyncio.to_thread(workspace.toggle, mode)
         self.sync_editors(workspace)
-        return {**result, **lock_summary(workspace)}
+        return result
 
     async def shadow_diff(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
@@ -109,11 +128,8 @@ class CommandRunner:
 
 
 def lock_summary(workspace: ShadowWorkspace) -> dict[str, Any]:
-    return {
-        "root": str(workspace.root),
-        "holder": workspace.lock.holder,
-        "pending": workspace.has_pending(),
-    }
+    """{root, holder, pending: [uri], conflicts: [...], documents: n}"""
+    return workspace.lock_status()
 
 
 def pending_files(workspace: ShadowWorkspace) -> list[str]:

@@ -50,6 +50,9 @@ class DiagnosticsPublisher:
             document = workspace.document(uri)
             if document is None:
                 return
+            shown = bool(self.hub.workspaces.sessions_with(uri))
+            if not shown and not (workspace.lock.holder == "model" and document.pending):
+                return  # no editor shows it and no pending model edit makes it matter
             version = document.version
             diagnostics = await workspace.lint(uri)
         except asyncio.CancelledError:

@@ -63,22 +63,31 @@ class MessageDispatcher:
         return None
 
     def _dispatch_valid(self, data: dict[str, Any]) -> None:
-        method = data.get("method")
-        is_request = method is not None and "id" in data
+        method: str | None = data.get("method")
+        if method is None:  # a response to one of our requests
+            self._handle(data, method, False)
+            return
+        is_request = "id" in data
         if is_request and not self._request_allowed(data["id"], method):
             return
-        if method is not None and not is_request and not self._notification_allowed(method):
+        if not is_request and not self._notification_allowed(method):
             return
-        if method is not None and not self._known(method):
+        if not self._known(method):
             if is_request:
                 send_error(self.writer, data["id"], METHOD_NOT_FOUND, f"unknown method {method}")
             return
+        self._handle(data, method, is_request)
+
+    def _handle(self, data: dict[str, Any], method: str | None, is_request: bool) -> None:
         try:
             message = self._structure(data)
         except JsonRpcException as exc:
             logger.info("invalid message %s: %s", method, exc.__cause__ or exc)
             if is_request:
                 send_error(self.writer, data["id"], exc.code, _describe(exc))
+            return
+        if is_request and not hasattr(message, "id"):
+            send_error(self.writer, data["id"], INVALID_REQUEST, f"{method} is a notification")
             return
         if method == types.INITIALIZE:
             self.initialized = True

@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from shadowtab.lsp import prediction_handlers
 from shadowtab.lsp.commands import COMMAND_PREFIX
 from shadowtab.lsp.shadow_edit import apply_workspace_edit
+from shadowtab.shadow_workspace import ShadowError
 
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
@@ -39,7 +40,7 @@ def _register_lifecycle(session: Session) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:
         session.open_root_workspace()
-        session.progress.begin_if_loading()
+        session.progress.on_initialized()
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
@@ -106,8 +107,8 @@ def _command(session: Session, name: str) -> Any:
         if "root" not in options and session.root is not None:
             options["root"] = session.root
         try:
-            return await session.hub.commands.control(name, options)
-        except (ValueError, KeyError) as exc:
+            return await session.hub.commands.for_editor(name, options)
+        except (ValueError, KeyError, ShadowError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
 
     return run

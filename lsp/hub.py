@@ -11,12 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
+from shadowtab.lsp.features import telemetry
+from shadowtab.lsp.predictions import PredictionService
+from shadowtab.lsp.session import Session
+from shadowtab.lsp.transport import StreamWriterAdapter, open_stdio
+from shadowtab.lsp.workspace_registry import WorkspaceRegistry
 
 if TYPE_CHECKING:
     from shadowtab.inference import EngineOptions
     from shadowtab.inference.predictor import Predictor
-    from shadowtab.lsp.session import Session
     from shadowtab.shadow_workspace import LinterSpec
 
 logger = logging.getLogger(__name__)
@@ -37,10 +42,6 @@ class Hub:
     """Shared state of every session; one per daemon (or per `lsp --standalone`)."""
 
     def __init__(self, options: HubOptions) -> None:
-        from shadowtab.lsp.commands import CommandRunner
-        from shadowtab.lsp.predictions import PredictionService
-        from shadowtab.lsp.workspace_registry import WorkspaceRegistry
-
         self.options = options
         self.engine_host = EngineHost(options.engine, options.predictor)
         self.workspaces = WorkspaceRegistry(self, options)
@@ -63,8 +64,6 @@ class Hub:
             session.on_engine_progress()
 
     def _new_session(self) -> Session:
-        from shadowtab.lsp.session import Session
-
         session = Session(self, self._next_session_id)
         self._next_session_id += 1
         self.sessions.add(session)
@@ -74,8 +73,6 @@ class Hub:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         """Run one LSP session over one socket connection, until it ends."""
-        from shadowtab.lsp.transport import StreamWriterAdapter
-
         session = self._new_session()
         try:
             await session.run(reader, StreamWriterAdapter(writer))
@@ -86,8 +83,6 @@ class Hub:
     async def serve_stdio(self) -> bool:
         """`shadowtab lsp --standalone`: one session on this process's stdin/stdout.
         False when the client sent `exit` without `shutdown` (exit code 1 per LSP)."""
-        from shadowtab.lsp.transport import open_stdio
-
         reader, writer = await open_stdio(sys.stdin.buffer, sys.stdout.buffer)
         session = self._new_session()
         try:
@@ -119,6 +114,7 @@ class Hub:
             "sessions": len(self.sessions),
             "engine": self.engine_host.stats(),
             "workspaces": self.workspaces.describe(),
+            "client_events": dict(telemetry),  # didShowInlineEdit, accepted next edits...
         }
 
     async def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,31 @@ class TextCandidate:
         return TextChange(rng, self.new_text)
 
 
+class LintCache:
+    """Diagnostics of recently linted texts: the text before the candidates is the same
+    for every request between two keystrokes (inline, then next edit, then a retry)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], list[Diagnostic]] = OrderedDict()
+
+    async def lint(
+        self, workspace: ShadowWorkspace, path: str, text: str, language_id: str
+    ) -> list[Diagnostic]:
+        key = (path, text)
+        if (cached := self._entries.get(key)) is not None:
+            self._entries.move_to_end(key)
+            return cached
+        diagnostics = await workspace.lint_text(path, text, language_id)
+        self._entries[key] = diagnostics
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return diagnostics
+
+
+_before_cache = LintCache()
+
+
 async def keep_clean(
     workspace: ShadowWorkspace,
     path: str,
@@ -53,7 +79,7 @@ async def keep_clean(
         return []
     try:
         lints = await asyncio.gather(
-            workspace.lint_text(path, text, language_id),
+            _before_cache.lint(workspace, path, text, language_id),
             *(workspace.lint_text(path, c.apply(text), language_id) for c in candidates),
         )
     except Exception as exc:  # a broken linter must not hide every suggestion

@@ -9,7 +9,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from shadowtab.lsp.convert import to_lsp_range
 from shadowtab.lsp.prediction_check import TextCandidate, keep_clean
-from shadowtab.shadow_workspace import Range, ShadowError
+from shadowtab.lsp.predictions import PredictionCancelled
+from shadowtab.shadow_workspace import Range, ShadowDocument, ShadowError
 
 if TYPE_CHECKING:
     from shadowtab.inference.predictor import PredictionRequest
@@ -23,18 +24,12 @@ NEXT_EDIT_ACCEPTED = "shadowtab.nextEdit.accepted"
 async def inline_completion(
     session: Session, params: types.InlineCompletionParams
 ) -> list[types.InlineCompletionItem]:
-    uri = params.text_document.uri
-    predictor = session.hub.predictor
-    request = _request(session, uri, params.position.line, params.position.character, True)
-    if predictor is None or request is None:
+    """Ghost text at the cursor: one item per clean candidate, best first."""
+    uri, position = params.text_document.uri, params.position
+    found = await _predict(session, uri, position.line, position.character, inline=True)
+    if found is None:
         return []
-    service = session.hub.predictions
-    found = await service.run(uri, lambda cancel: predictor.inline(request, cancel))
-    candidates = [TextCandidate(request.cursor, request.cursor, c.text) for c in found]
-    clean = await _keep_clean(session, uri, request, candidates)
-    document = session.hub.workspaces.for_uri(uri).document(uri)
-    if document is None:
-        return []
+    request, document, clean = found
     cursor = document.position_at(request.cursor)
     rng = to_lsp_range(Range(cursor, cursor))
     return [types.InlineCompletionItem(insert_text=c.new_text, range=rng) for c in clean]
@@ -43,17 +38,10 @@ async def inline_completion(
 async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
     """Copilot's copilotInlineEdit shape: {edits: [{range, text, textDocument, command}]}."""
     uri, version, line, character = parse_next_edit_params(raw)
-    predictor = session.hub.predictor
-    request = _request(session, uri, line, character, False)
-    if predictor is None or request is None:
+    found = await _predict(session, uri, line, character, inline=False)
+    if found is None:
         return {"edits": []}
-    service = session.hub.predictions
-    found = await service.run(uri, lambda cancel: predictor.next_edit(request, cancel))
-    candidates = [TextCandidate(c.start, c.end, c.new_text) for c in found]
-    clean = await _keep_clean(session, uri, request, candidates)
-    document = session.hub.workspaces.for_uri(uri).document(uri)
-    if document is None:
-        return {"edits": []}
+    _, document, clean = found
     session_version = session.sync.version_of(uri)
     edits = []
     for index, candidate in enumerate(clean):
@@ -73,6 +61,29 @@ async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
     return {"edits": edits}
 
 
+async def _predict(
+    session: Session, uri: str, line: int, character: int, inline: bool
+) -> tuple[PredictionRequest, ShadowDocument, list[TextCandidate]] | None:
+    """Ask the predictor in a worker, keep the candidates that add no errors; None when
+    there is no predictor. ContentModified when the text changed meanwhile."""
+    request = _request(session, uri, line, character, inline)
+    predictor = session.hub.predictor
+    if predictor is None:
+        return None
+    service = session.hub.predictions
+    if inline:
+        texts = await service.run(uri, lambda cancel: predictor.inline(request, cancel))
+        candidates = [TextCandidate(request.cursor, request.cursor, c.text) for c in texts]
+    else:
+        edits = await service.run(uri, lambda cancel: predictor.next_edit(request, cancel))
+        candidates = [TextCandidate(c.start, c.end, c.new_text) for c in edits]
+    clean = await _keep_clean(session, uri, request, candidates)
+    document = session.hub.workspaces.for_uri(uri).document(uri)
+    if document is None or document.text != request.text:
+        raise PredictionCancelled(f"{uri} changed; prediction dropped")
+    return request, document, clean
+
+
 def parse_next_edit_params(raw: Any) -> tuple[str, int | None, int, int]:
     """(uri, version, line, character) from the params dict, or InvalidParams."""
     if not isinstance(raw, dict):
@@ -86,8 +97,8 @@ def parse_next_edit_params(raw: Any) -> tuple[str, int | None, int, int]:
         raise JsonRpcInvalidParams("textDocument.version must be an integer")
     if not isinstance(position, dict):
         raise JsonRpcInvalidParams("position must be {line, character}")
-    line, character = position.get("line"), position.get("character")
-    if not _is_int(line) or not _is_int(character) or line < 0 or character < 0:
+    line, character = _natural(position.get("line")), _natural(position.get("character"))
+    if line is None or character is None:
         raise JsonRpcInvalidParams("position.line and position.character: integers >= 0")
     return document["uri"], version, line, character
 
@@ -96,9 +107,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _natural(value: Any) -> int | None:
+    return value if _is_int(value) and value >= 0 else None
+
+
 def _request(
     session: Session, uri: str, line: int, character: int, inline: bool
-) -> PredictionRequest | None:
+) -> PredictionRequest:
     if session.sync.version_of(uri) is None:
         raise JsonRpcInvalidParams(f"document not open in this session: {uri}")
     count = INLINE_CANDIDATES if inline else NEXT_EDIT_CANDIDATES

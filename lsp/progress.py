@@ -26,8 +26,15 @@ class EngineProgressReporter:
         self._active = False
         self._last_percent = -1
         self._task: asyncio.Task[None] | None = None
+        self._initialized = False
+
+    def on_initialized(self) -> None:
+        self._initialized = True
+        self.begin_if_loading()
 
     def begin_if_loading(self) -> None:
+        if not self._initialized or self._task is not None:
+            return
         if self.session.hub.engine_host.state != "loading" or not self._client_supports():
             return
         self._task = asyncio.ensure_future(self._begin())
@@ -52,6 +59,7 @@ class EngineProgressReporter:
 
     def update(self) -> None:
         if not self._active:
+            self.begin_if_loading()  # the engine started loading after initialize
             return
         host = self.session.hub.engine_host
         if host.state == "loading":

@@ -27,9 +27,10 @@ class SessionProtocol(LanguageServerProtocol):
         return self._server.session
 
     @lsp_method(types.EXIT)
-    def lsp_exit(self, *args: Any) -> None:
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         """End this session only; pygls' default calls sys.exit()."""
         self.session.exit()
+        yield from ()
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(

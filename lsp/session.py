@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.uris import to_fs_path
 from shadowtab.lsp.dispatch import MessageDispatcher
+from shadowtab.lsp.features import register_features
 from shadowtab.lsp.progress import EngineProgressReporter
-from shadowtab.lsp.protocol import SessionServer
+from shadowtab.lsp.protocol import SessionProtocol, SessionServer
+from shadowtab.lsp.text_sync import TextSync
 from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, read_messages
 
 if TYPE_CHECKING:
@@ -32,9 +34,6 @@ def _version() -> str:
 
 class Session:
     def __init__(self, hub: Hub, session_id: int) -> None:
-        from shadowtab.lsp.features import register_features
-        from shadowtab.lsp.text_sync import TextSync
-
         self.hub = hub
         self.id = session_id
         self.server = SessionServer(self, SERVER_NAME, _version())
@@ -49,7 +48,7 @@ class Session:
         return f"Session({self.id})"
 
     @property
-    def protocol(self) -> Any:
+    def protocol(self) -> SessionProtocol:
         return self.server.protocol
 
     @property
@@ -64,15 +63,17 @@ class Session:
         return root
 
     def open_root_workspace(self) -> None:
-        """The editor's root becomes a shadow workspace, so its files share one lock
-        (root discovery by markers would otherwise split a project in several)."""
-        root = self.root
-        if root is None:
-            return
-        try:
-            self.hub.workspaces.for_root(root)
-        except Exception as exc:  # a root that is no directory: files find their own
-            logger.info("session %d: no workspace for root %s: %s", self.id, root, exc)
+        """The editor's root folders become shadow workspaces, so each project's files
+        share one lock (marker discovery could otherwise split a project)."""
+        workspace = self.protocol._workspace
+        roots: list[str | None] = [self.root]
+        if workspace is not None:
+            roots += [to_fs_path(folder.uri) for folder in workspace.folders.values()]
+        for root in dict.fromkeys(r for r in roots if r):
+            try:
+                self.hub.workspaces.for_root(root)
+            except Exception as exc:  # a root that is no directory: files find their own
+                logger.info("session %d: no workspace for %s: %s", self.id, root, exc)
 
     @property
     def is_shut_down(self) -> bool:

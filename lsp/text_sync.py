@@ -46,14 +46,15 @@ class TextSync:
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         workspace = self._registry.for_uri(item.uri)
-        self.session.server.workspace.put_text_document(item)
-        self.versions[item.uri] = item.version
-        self.language_ids[item.uri] = item.language_id
         existing = workspace.document(item.uri)
         if existing is not None and self._registry.sessions_with(item.uri):
             document = existing  # another editor shows it: the shadow text stands
         else:
             document = workspace.open_document(item.uri, item.text, item.version, item.language_id)
+        # Recorded only once the shadow took it: a refused file is not open anywhere.
+        self.session.server.workspace.put_text_document(item)
+        self.versions[item.uri] = item.version
+        self.language_ids[item.uri] = item.language_id
         self._registry.opened(item.uri, self.session)
         if document.text != item.text:
             # The shadow holds edits this editor has not seen (another editor, a model edit
@@ -84,8 +85,16 @@ class TextSync:
         workspace.change_document(
             uri, version if version >= document.version else None, changes, author="user"
         )
+        self._mirror_to_other_editors(uri, document.text)
         self._registry.diagnostics.schedule(uri)
         self.session.hub.predictions.schedule_warm(self.session, uri)
+
+    def _mirror_to_other_editors(self, uri: str, text: str) -> None:
+        """Other editors showing `uri` get this keystroke too: one shadow, one text."""
+        for other in self._registry.sessions_with(uri):
+            view = other.sync.view_text(uri) if other is not self.session else None
+            if view is not None and view != text:
+                push_full_text(other, uri, view, text)
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self._forget(params.text_document.uri)

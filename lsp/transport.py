@@ -49,7 +49,10 @@ async def _read_headers(reader: AsyncLineReader) -> int | None:
     """Content-Length of the next message, None at EOF."""
     length: int | None = None
     for _ in range(_MAX_HEADER_LINES):
-        line = await reader.readline()
+        try:
+            line = await reader.readline()
+        except ValueError as exc:  # a header line longer than the stream's limit
+            raise FramingError(f"unreadable header: {exc}") from exc
         if not line:
             return None
         if line.strip() == b"":

@@ -6,18 +6,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from shadowtab.lsp.diagnostics import DiagnosticsPublisher
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub, HubOptions
     from shadowtab.lsp.session import Session
-    from shadowtab.shadow_workspace import ShadowWorkspace, Workspaces
+    from shadowtab.shadow_workspace import DiskEvent, ShadowWorkspace, Workspaces
 
 logger = logging.getLogger(__name__)
 
 LOCK_CHANGED = "shadowtab/lockChanged"
+DISK_CONFLICT = (
+    "shadowtab: {uri} changed on disk while the model's edits to it are pending ({detail}); "
+    "both versions are kept. Review with `shadowtab.shadow.diff`, then take the lock."
+)
 
 
 class WorkspaceRegistry:
@@ -48,9 +54,17 @@ class WorkspaceRegistry:
         return workspace
 
     def for_root(self, root: str) -> ShadowWorkspace:
-        from pathlib import Path
-
         workspace = self.registry.for_root(Path(root))
+        self._watch(workspace)
+        return workspace
+
+    def containing(self, path: Path) -> ShadowWorkspace | None:
+        """The innermost existing workspace whose root holds `path`."""
+        real = path.resolve()
+        holding = [ws for ws in self.all() if ws.root == real or ws.root in real.parents]
+        if not holding:
+            return None
+        workspace = max(holding, key=lambda ws: len(ws.root.parts))
         self._watch(workspace)
         return workspace
 
@@ -66,6 +80,20 @@ class WorkspaceRegistry:
             loop.call_soon_threadsafe(self._broadcast_lock, workspace)
 
         workspace.lock.add_listener(on_lock)
+
+        def on_disk(event: DiskEvent) -> None:  # called in the watcher's thread
+            loop.call_soon_threadsafe(self._on_disk_event, event)
+
+        workspace.add_disk_listener(on_disk)
+
+    def _on_disk_event(self, event: DiskEvent) -> None:
+        if event.kind == "conflict":
+            message = DISK_CONFLICT.format(uri=event.uri, detail=event.detail)
+            params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            for session in self.sessions_with(event.uri) or list(self.hub.sessions):
+                session.notify(types.WINDOW_SHOW_MESSAGE, params)
+        elif event.kind in ("followed", "rebased", "changed"):
+            self.diagnostics.schedule(event.uri)
 
     def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
         params = lock_state(workspace)
@@ -106,8 +134,5 @@ class WorkspaceRegistry:
 
 
 def lock_state(workspace: ShadowWorkspace) -> dict[str, Any]:
-    return {
-        "root": str(workspace.root),
-        "holder": workspace.lock.holder,
-        "pending": workspace.has_pending(),
-    }
+    """{root, holder, pending: [uri], conflicts: [...], documents: n}"""
+    return workspace.lock_status()

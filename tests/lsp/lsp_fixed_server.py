@@ -32,27 +32,46 @@ def build_hub(argv: Sequence[str]) -> Hub:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--no-lint", action="store_true")
     parser.add_argument("--lint-debounce-ms", type=int, default=50)
+    parser.add_argument(
+        "--real-model", action="store_true", help="EnginePredictor over the shipped model"
+    )
     args = parser.parse_args(argv)
     predictor = FixedPredictor(
         inline_texts=[t.replace("\\n", "\n") for t in args.inline],
         edits=args.edit,
         delay_s=args.delay,
     )
+    engine = EngineOptions(kind="llama.cpp", n_threads=2) if args.real_model else None
     options = HubOptions(
         state_dir=state_dir(),
         data_dir=data_dir(),
-        engine=EngineOptions(kind="off"),
+        engine=engine or EngineOptions(kind="off"),
         linters={} if args.no_lint else dict(DEFAULT_LINTERS),
         lint_debounce_ms=args.lint_debounce_ms,
         warm_debounce_ms=50,
-        predictor=predictor,
+        predictor=None if args.real_model else predictor,
     )
     return Hub(options)
 
 
+async def serve_loading_late(hub: Hub) -> int:
+    """Start the engine a moment after the client connected, as a daemon does when an
+    editor attaches while the model loads: the session must show progress."""
+    loop = asyncio.get_running_loop()
+    loop.call_later(1.0, lambda: asyncio.ensure_future(hub.start()))
+    try:
+        clean = await hub.serve_stdio()
+    finally:
+        await hub.close()
+    return 0 if clean else 1
+
+
 def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    return asyncio.run(serve_hub_on_stdio(build_hub(sys.argv[1:])))
+    hub = build_hub(sys.argv[1:])
+    if "--real-model" in sys.argv:
+        return asyncio.run(serve_loading_late(hub))
+    return asyncio.run(serve_hub_on_stdio(hub))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from lsp_helpers import PUMP, LspEnv, eventually, execute, inline, open_doc
+from lsp_helpers import PUMP, EditorBuffers, LspEnv, eventually, execute, inline, open_doc
 from lsp_raw_client import RawLspClient
 from lsprotocol import types
 
@@ -89,3 +89,34 @@ async def test_pump_exits_with_a_message_when_the_daemon_dies(lsp_env: LspEnv) -
         assert "daemon went away" in stderr
     finally:
         await raw.close()
+
+
+async def test_keystrokes_reach_the_other_editor_of_the_same_file(lsp_env: LspEnv) -> None:
+    first = await lsp_env.client(PUMP)
+    second = await lsp_env.client(PUMP)
+    one, two = EditorBuffers(first), EditorBuffers(second)
+    _, uri = lsp_env.file("both.py", "a = 1\n")
+    one.open(uri, "a = 1\n")
+    two.open(uri, "a = 1\n")
+    await execute(first, "shadowtab.lock.status")  # both opens are handled
+    await execute(second, "shadowtab.lock.status")
+    one.type(uri, "b = 2\n", (1, 0))
+    await eventually(lambda: two.texts[uri] == "a = 1\nb = 2\n")
+    two.type(uri, "# two\n", (0, 0))
+    await eventually(lambda: one.texts[uri] == "# two\na = 1\nb = 2\n")
+    diff = await execute(first, "shadowtab.shadow.diff")
+    assert diff["diff"].count("+b = 2") == 1 and diff["diff"].count("+# two") == 1
+
+
+async def test_broken_framing_ends_that_connection_only(lsp_env: LspEnv) -> None:
+    survivor = await lsp_env.client(PUMP)
+    raw = await RawLspClient.start(PUMP, lsp_env.env)
+    try:
+        await raw.initialize(lsp_env.root)
+        assert raw.process.stdin is not None
+        raw.process.stdin.write(b"Content-Length: 999999999999\r\n\r\n")
+        assert await asyncio.wait_for(raw.process.wait(), 15) == 0  # the session ended
+    finally:
+        await raw.close()
+    assert (await execute(survivor, "shadowtab.lock.status"))["holder"] == "user"
+    assert await eventually(lambda: hub_sessions(lsp_env) == 1, timeout=15)

@@ -285,3 +285,55 @@ async def test_shutdown_then_requests_fail_and_exit_ends_the_process(lsp_env: Ls
     server = client._server
     assert server is not None
     assert await asyncio.wait_for(server.wait(), 10) == 0
+
+
+async def test_model_edits_of_unopened_files_get_diagnostics_while_pending(
+    lsp_env: LspEnv,
+) -> None:
+    client = await lsp_env.client(FIXED_SERVER)
+    path, uri = lsp_env.file("other.py", "a = 1\n")
+    await execute(client, "shadowtab.lock.release")
+    broken = {
+        "changes": {
+            uri: [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 5},
+                        "end": {"line": 0, "character": 5},
+                    },
+                    "newText": " +",
+                }
+            ]
+        }
+    }
+    await execute(client, "shadowtab.shadow.applyEdit", broken)
+    errors = await eventually(lambda: client.diagnostics.get(uri))
+    assert any(d.severity == types.DiagnosticSeverity.Error for d in errors)
+    assert path.read_text() == "a = 1\n"
+    await execute(client, "shadowtab.lock.take", {"mode": "discard"})
+    await eventually(lambda: len(client.diagnostics[uri]) == 0)
+
+
+async def test_disk_change_under_pending_model_edits_warns(lsp_env: LspEnv) -> None:
+    client = await lsp_env.client([*FIXED_SERVER, "--no-lint"])
+    path, uri = lsp_env.file("c.py", "a = 1\n")
+    await execute(client, "shadowtab.lock.release")
+    edit = {
+        "changes": {
+            uri: [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": 0, "character": 0},
+                    },
+                    "newText": "# model\n",
+                }
+            ]
+        }
+    }
+    await execute(client, "shadowtab.shadow.applyEdit", edit)
+    path.write_text("a = 2\n")  # someone else writes the file meanwhile
+    messages = await eventually(lambda: client.messages)
+    assert "changed on disk" in messages[0].message
+    diff = await execute(client, "shadowtab.shadow.diff")
+    assert "+# model" in diff["diff"]  # the shadow kept the model's edit

@@ -1,0 +1,126 @@
+"""The Hub in this process, sessions over a real unix socket (the daemon's LSP path):
+checks that need the hub's insides: KV-cache warming after keystrokes, documents closed
+when a connection dies, the session count."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_helpers import eventually, initialize_params
+from pygls.protocol import default_converter
+from shadowtab.inference import EngineOptions
+from shadowtab.inference.predictor import FixedPredictor
+from shadowtab.lsp.hub import Hub, HubOptions
+
+
+class SocketClient:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer, self.next_id = reader, writer, 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def call(self, method: str, params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        while True:
+            length = 0
+            while line := (await asyncio.wait_for(self.reader.readline(), 10)).strip():
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            message: dict[str, Any] = json.loads(await self.reader.readexactly(length))
+            if message.get("id") == self.next_id and "method" not in message:
+                return message
+
+
+@pytest.fixture
+async def setup() -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
+    base = Path(tempfile.mkdtemp(prefix="stinp-", dir="/tmp"))
+    root = base / "proj"
+    (root / ".git").mkdir(parents=True)
+    predictor = FixedPredictor(inline_texts=["z"])
+    options = HubOptions(
+        state_dir=base / "state",
+        data_dir=base / "data",
+        engine=EngineOptions(kind="off"),
+        warm_debounce_ms=200,
+        predictor=predictor,
+    )
+    hub = Hub(options)
+    await hub.start()
+    path = str(base / "lsp.sock")
+    server = await asyncio.start_unix_server(hub.serve_connection, path)
+    try:
+        yield hub, predictor, root, path
+    finally:
+        server.close()
+        await hub.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def connect(path: str, root: Path) -> SocketClient:
+    client = SocketClient(*await asyncio.open_unix_connection(path))
+    params = default_converter().unstructure(initialize_params(root))
+    assert "result" in await client.call("initialize", params)
+    client.send({"method": "initialized", "params": {}})
+    return client
+
+
+def did_open(uri: str, text: str) -> dict[str, Any]:
+    item = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+    return {"method": "textDocument/didOpen", "params": {"textDocument": item}}
+
+
+def did_change(uri: str, version: int, character: int) -> dict[str, Any]:
+    position = {"line": 0, "character": character}
+    change = {"range": {"start": position, "end": position}, "text": "x"}
+    params = {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}
+    return {"method": "textDocument/didChange", "params": params}
+
+
+async def test_typing_warms_the_predictor_once_it_pauses(
+    setup: tuple[Hub, FixedPredictor, Path, str],
+) -> None:
+    _, predictor, root, path = setup
+    client = await connect(path, root)
+    uri = (root / "w.py").as_uri()
+    (root / "w.py").write_text("a = 1\n")
+    client.send(did_open(uri, "a = 1\n"))
+    for version in range(2, 12):  # a burst of keystrokes: one warm after it, not ten
+        client.send(did_change(uri, version, 5))
+    await eventually(lambda: "warm" in predictor.calls)
+    await asyncio.sleep(0.5)
+    assert predictor.calls.count("warm") == 1
+
+
+async def test_a_dead_connection_closes_its_documents(
+    setup: tuple[Hub, FixedPredictor, Path, str],
+) -> None:
+    hub, _, root, path = setup
+    first = await connect(path, root)
+    second = await connect(path, root)
+    assert hub.status()["sessions"] == 2
+    uri = (root / "d.py").as_uri()
+    (root / "d.py").write_text("a = 1\n")
+    first.send(did_open(uri, "a = 1\n"))
+    second.send(did_open(uri, "a = 1\n"))
+    status = {"command": "shadowtab.lock.status", "arguments": []}
+    await first.call("workspace/executeCommand", status)
+    await second.call("workspace/executeCommand", status)
+    workspace = hub.workspaces.for_uri(uri)
+    assert workspace.document(uri) is not None
+    first.writer.close()  # the editor died
+    await eventually(lambda: hub.status()["sessions"] == 1)
+    assert workspace.document(uri) is not None  # the second editor still shows it
+    second.writer.close()
+    await eventually(lambda: hub.status()["sessions"] == 0)
+    assert workspace.document(uri) is None
