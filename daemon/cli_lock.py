@@ -162,6 +162,8 @@ def _print_lock(reply: dict[str, Any]) -> None:
         print(f"written:   {uri}")
     for uri in reply.get("discarded", []):
         print(f"discarded: {uri}")
+    for uri in reply.get("kept", []):
+        print(f"kept:      {uri} (you edited inside the model's edits: they are yours now)")
     for conflict in reply.get("conflicts", []):
         print(f"conflict:  {conflict.get('uri')}: {conflict.get('error')}", file=sys.stderr)
     if reply.get("mode") == "keep" and reply.get("diff"):

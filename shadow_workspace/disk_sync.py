@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .conflicts import Conflict, DiskEvent
-from .disk import TEMP_SUFFIX, DiskBase, read_text, resolve_inside, same_content
+from .disk import TEMP_SUFFIX, read_text, resolve_inside, same_content
 from .document import ShadowDocument
 from .errors import ShadowError
-from .journal import decode_change, replay
 
 if TYPE_CHECKING:
     from .workspace import ShadowWorkspace
@@ -99,53 +98,9 @@ def discard(ws: ShadowWorkspace, doc: ShadowDocument) -> None:
         ws._forget(key)
 
 
-def restore_from_journal(ws: ShadowWorkspace) -> None:
-    """Replay the journal: every pending document comes back; one whose file changed on
-    disk meanwhile is a conflict (both versions kept). Then compact the journal."""
-    journal = ws._journal
-    assert journal is not None
-    state = replay(journal.path)
-    if state.holder in ("user", "model"):
-        ws.lock.set_holder(state.holder, "restored")  # type: ignore[arg-type]
-    for key, entry in state.entries.items():
-        try:
-            doc = _rebuild(entry.snapshot, entry.edits)
-        except (ShadowError, KeyError, ValueError, TypeError) as exc:
-            log.error("journal entry for %s unusable: %s", key, exc)
-            continue
-        ws._documents[key] = doc
-        _remove_torn_temp_files(doc.path)
-        event = follow_disk(ws, doc)
-        if event is not None and event.kind == "conflict":
-            log.warning("restored %s: %s", doc.uri, event.detail)
-        if not doc.pending:
-            ws._documents.pop(key, None)
-    journal.rewrite(
-        {ws.key_for(d.uri): snapshot_of(d) for d in ws.pending_documents()}, ws.lock.holder
-    )
-
-
-def _remove_torn_temp_files(path: Path) -> None:
+def remove_torn_temp_files(path: Path) -> None:
     """A commit killed before its rename leaves its temp file (".NAME.*.shadowtab")."""
     for temp in path.parent.glob(f".{glob.escape(path.name)}.*{TEMP_SUFFIX}"):
         with contextlib.suppress(OSError):
             temp.unlink()
             log.info("removed the temp file of an interrupted commit: %s", temp)
-
-
-def _rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:
-    doc = ShadowDocument(
-        str(snapshot["uri"]),
-        Path(snapshot["path"]),
-        str(snapshot["text"]),
-        int(snapshot["version"]),
-        DiskBase.from_dict(snapshot["base"]),
-        str(snapshot["base_text"]),
-        language_id=str(snapshot.get("language_id", "")),
-        bom=bool(snapshot.get("bom", False)),
-    )
-    doc.model_edits = int(snapshot.get("model_edits", 0))
-    for record in edits:
-        changes = [decode_change(change) for change in record["changes"]]
-        doc.apply(changes, int(record["version"]), record.get("author", "user"))
-    return doc

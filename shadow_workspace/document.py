@@ -1,5 +1,6 @@
 """ShadowDocument: the shadow text of one file (the editor's unsaved buffer plus pending
-model edits) and the disk state it was based on."""
+model edits), the disk state it was based on, and where the model's edits are (so a
+discard drops them and keeps the user's)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from .disk import DiskBase
 from .errors import StaleVersion
 from .line_text import LineText, split_lines, utf16_len
 from .model import Author, EditEvent, Position, Range, TextChange
+from .model_spans import ModelSpans, Splice, narrowed
 
 
 def advance(start: Position, text: str) -> Position:
@@ -47,6 +49,7 @@ class ShadowDocument:
         self.bom = bom
         self.open = False  # an editor has it open (didOpen without didClose)
         self.model_edits = 0  # model edits since the base
+        self.model_spans = ModelSpans()  # where the pending model edits are, in self.text
         self._text = LineText(text)
         self._revision = 0  # bumped by every change of text or base
         self._pending_at = -1
@@ -91,7 +94,10 @@ class ShadowDocument:
         """Apply LSP content changes in order; returns one event per change."""
         if version is not None and version < self.version:
             raise StaleVersion(f"{self.uri}: version {version} is older than {self.version}")
-        events = [self._apply_one(change, author) for change in changes]
+        events = []
+        for change in changes:
+            events.append(self._apply_one(change, author))
+            self._track(change, events[-1])
         self._revision += 1
         self.version = self.version + 1 if version is None else version
         if author == "model" and events:
@@ -100,6 +106,7 @@ class ShadowDocument:
 
     def replace_text(self, text: str, version: int | None = None) -> None:
         """Set the whole text without recording an event (disk reload, discard)."""
+        self.model_spans.clear()
         self._text = LineText(text)
         self._revision += 1
         self.version = self.version + 1 if version is None else version
@@ -108,8 +115,22 @@ class ShadowDocument:
         self.base = base
         self.base_text = base_text
         self._revision += 1
-        if not self.pending:
+        if not self.pending:  # nothing left to commit or discard
             self.model_edits = 0
+            self.model_spans.clear()
+
+    def revert_model_edits(self) -> int:
+        """Put back what the model's pending edits replaced, keeping every user edit;
+        returns how many spans were reverted. Recorded as no edit event."""
+        spans = self.model_spans.last_first()
+        for span in spans:
+            self._text.replace(span.start, span.end, span.original)
+        self.model_spans.clear()
+        self.model_edits = 0
+        if spans:
+            self._revision += 1
+            self.version += 1
+        return len(spans)
 
     def _apply_one(self, change: TextChange, author: Author) -> EditEvent:
         if change.range is None:
@@ -121,3 +142,13 @@ class ShadowDocument:
         old = self._text.replace(start, end, change.text)
         old_range = Range(start_pos, advance(start_pos, old))
         return EditEvent(self.uri, time.time(), old_range, old, change.text, author, start)
+
+    def _track(self, change: TextChange, event: EditEvent) -> None:
+        """Keep the model spans in step with one applied change (O(spans) unless the change
+        is a full-text one, which is cut to what it really changed)."""
+        if event.author == "user" and not self.model_spans:
+            return
+        splice = Splice(event.offset, event.old_text, event.new_text)
+        if change.range is None:
+            splice = narrowed(splice)
+        self.model_spans.record(splice, event.author)

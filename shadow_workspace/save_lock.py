@@ -42,6 +42,9 @@ class TakeResult:
     discarded: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
+    # Documents where the user had edited inside the model's edits: those edits are the
+    # user's now, so a discard kept them.
+    kept: list[str] = field(default_factory=list)
     diff: str = ""
 
     @property

@@ -1,10 +1,16 @@
 """A watchdog observer per workspace root: reports files changed, created, moved or
 deleted by others (git checkout, a formatter, another editor) to a callback, which runs
-in the observer's thread."""
+in the observer's thread.
+
+It watches only the folders that hold documents of the shadow, each non-recursively: a
+file the shadow does not hold just follows the disk, and a root that turns out to be a
+home folder (a file opened outside any project) must not cost a recursive watch of it.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,12 +42,28 @@ class _Handler(FileSystemEventHandler):
 class DiskWatcher:
     def __init__(self, root: Path, callback: Callable[[Path], None]) -> None:
         self.root = root
+        self._handler = _Handler(callback)
+        self._folders: set[Path] = set()
+        self._lock = threading.Lock()
         self._observer = Observer()
         self._observer.daemon = True
-        self._observer.schedule(_Handler(callback), str(root), recursive=True)
 
     def start(self) -> None:
         self._observer.start()
+
+    def watch_folder_of(self, path: Path) -> None:
+        """Watch the folder holding `path` (once); a folder that does not exist yet is
+        skipped: commits still compare with the disk."""
+        folder = path.parent
+        with self._lock:
+            if folder in self._folders or not folder.is_dir():
+                return
+            try:
+                self._observer.schedule(self._handler, str(folder), recursive=False)
+            except OSError as exc:  # inotify limits: conflicts still show at commit
+                log.warning("cannot watch %s: %s", folder, exc)
+                return
+            self._folders.add(folder)
 
     def stop(self) -> None:
         self._observer.stop()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import disk_sync
+from . import disk_sync, journal_replay
 from .conflicts import Conflict, DiskEvent, DiskListener, ModelEditResult
 from .disk import atomic_write, path_to_uri, read_text, resolve_inside, uri_to_path
 from .document import ShadowDocument
@@ -19,6 +19,7 @@ from .journal import COMPACT_BYTES, Journal, journal_path
 from .lint_scheduler import LintScheduler
 from .linting import DEFAULT_LINTERS, LinterSpec
 from .model import Author, TextChange
+from .model_discard import discard_model_edits, has_model_edits
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .watcher import DiskWatcher
@@ -56,7 +57,7 @@ class ShadowWorkspace(WorkspaceLinting):
         self._edits_since_check = 0
         if journal_dir is not None:
             self._journal = Journal(journal_path(Path(journal_dir), self.root))
-            disk_sync.restore_from_journal(self)
+            journal_replay.restore_from_journal(self)
             self.lock.add_listener(self._journal_lock)
         self._watcher: DiskWatcher | None = None
         if watch:
@@ -72,6 +73,14 @@ class ShadowWorkspace(WorkspaceLinting):
             log.warning("no disk watcher for %s (%s): conflicts show at commit", self.root, exc)
             return
         self._watcher = watcher
+        for doc in self._documents.values():  # restored from the journal
+            watcher.watch_folder_of(doc.path)
+
+    def _hold(self, key: str, doc: ShadowDocument) -> None:
+        """Keep `doc` in the shadow, and watch its folder for changes made outside."""
+        self._documents[key] = doc
+        if self._watcher is not None:
+            self._watcher.watch_folder_of(doc.path)
 
     def __repr__(self) -> str:
         return f"ShadowWorkspace({str(self.root)!r}, holder={self.lock.holder})"
@@ -134,7 +143,7 @@ class ShadowWorkspace(WorkspaceLinting):
                 bom=on_disk.bom,
             )
             doc.open = True
-            self._documents[key] = doc
+            self._hold(key, doc)
             self._journal_state(key, doc)
             return doc
 
@@ -169,7 +178,7 @@ class ShadowWorkspace(WorkspaceLinting):
                 doc = ShadowDocument(
                     uri, path, on_disk.text, 0, on_disk.base, on_disk.text, bom=on_disk.bom
                 )
-                self._documents[key] = doc
+                self._hold(key, doc)
             return doc
 
     # -- model edits and the lock --------------------------------------------------------
@@ -206,16 +215,23 @@ class ShadowWorkspace(WorkspaceLinting):
             return self.lock.model_holds
 
     def take(self, mode: str = "keep") -> TakeResult:
-        """The user takes the lock: commit, discard or keep the pending change set."""
+        """The user takes the lock: commit, discard or keep the pending change set.
+
+        commit writes the whole shadow text of every pending document: the user's unsaved
+        typing in such a file is saved along with the model's edits. discard reverts only
+        the model's edits: the user's unsaved typing stays (pending, as in their editor),
+        and model edits the user edited inside are theirs now, kept and listed in `kept`.
+        keep leaves everything pending (see `pending_diff`)."""
         chosen: TakeMode = check_mode(mode)
         with self._mutex:
             result = TakeResult(str(self.root), chosen)
-            for doc in self.pending_documents():
-                if chosen == "commit":
+            if chosen == "commit":
+                for doc in self.pending_documents():
                     self._take_commit(doc, result)
-                elif chosen == "discard":
-                    disk_sync.discard(self, doc)
-                    result.discarded.append(doc.uri)
+            elif chosen == "discard":
+                for doc in [d for d in self._documents.values() if has_model_edits(d)]:
+                    discard_model_edits(self, doc, result)
+                    self._lints.new_version(self.key_for(doc.uri))
             result.pending = [doc.uri for doc in self.pending_documents()]
             result.diff = self.pending_diff() if result.pending else ""
             self.lock.set_holder("user", f"take:{chosen}")
@@ -328,7 +344,7 @@ class ShadowWorkspace(WorkspaceLinting):
         if self._journal is None:
             return
         if doc.pending:
-            self._journal.snapshot(key, disk_sync.snapshot_of(doc))
+            self._journal.snapshot(key, journal_replay.snapshot_of(doc))
         else:
             self._journal.drop(key)
 
@@ -364,10 +380,7 @@ class ShadowWorkspace(WorkspaceLinting):
     def _compact_journal(self) -> None:
         assert self._journal is not None
         try:
-            self._journal.rewrite(
-                {self.key_for(d.uri): disk_sync.snapshot_of(d) for d in self.pending_documents()},
-                self.lock.holder,
-            )
+            self._journal.rewrite(journal_replay.pending_snapshots(self), self.lock.holder)
         except OSError as exc:  # keep appending to the old file
             log.error("journal compaction failed: %s", exc)
 

@@ -249,6 +249,33 @@ async def test_discard_pushes_the_disk_text_back(lsp_env: LspEnv) -> None:
     assert diff["diff"] == ""
 
 
+async def test_discard_keeps_the_users_unsaved_typing(lsp_env: LspEnv) -> None:
+    client = await lsp_env.client([*FIXED_SERVER, "--no-lint"])
+    editor = EditorBuffers(client)
+    path, uri = lsp_env.file("u.py", "a = 1\nb = 2\n")
+    editor.open(uri, "a = 1\nb = 2\n")
+    editor.type(uri, "# mine\n", (2, 0))  # unsaved typing by the user
+    await execute(client, "shadowtab.lock.release")
+    edit = {
+        "changes": {
+            uri: [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 4},
+                        "end": {"line": 0, "character": 5},
+                    },
+                    "newText": "10",
+                }
+            ]
+        }
+    }
+    await execute(client, "shadowtab.shadow.applyEdit", edit)
+    await eventually(lambda: editor.texts[uri] == "a = 10\nb = 2\n# mine\n")
+    await execute(client, "shadowtab.lock.take", {"mode": "discard"})
+    await eventually(lambda: editor.texts[uri] == "a = 1\nb = 2\n# mine\n")
+    assert path.read_text() == "a = 1\nb = 2\n"
+
+
 async def test_apply_edit_rejects_bad_workspace_edits(lsp_env: LspEnv) -> None:
     client = await lsp_env.client([*FIXED_SERVER, "--no-lint"])
     for bad in ([], [{"changes": 5}], [{}], [{"changes": {}}, 2]):

@@ -1,0 +1,99 @@
+"""Journal snapshots of pending documents, model spans included, and the replay that
+brings them back on start: the snapshot, then its edits in order (each edit record names
+its author, so replaying it moves or grows the model spans exactly as it did live).
+Functions here run under the workspace's mutex."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import disk_sync
+from .disk import DiskBase
+from .document import ShadowDocument
+from .errors import ShadowError
+from .journal import decode_change, replay
+from .model_spans import ModelSpans, Splice, narrowed
+
+if TYPE_CHECKING:
+    from .workspace import ShadowWorkspace
+
+log = logging.getLogger(__name__)
+
+
+def snapshot_of(doc: ShadowDocument) -> dict[str, Any]:
+    spans = doc.model_spans
+    return {
+        **disk_sync.snapshot_of(doc),
+        "model_spans": spans.to_records(),
+        "model_spans_taken": spans.taken_over,
+    }
+
+
+def restore_from_journal(ws: ShadowWorkspace) -> None:
+    """Replay the journal: every pending document comes back; one whose file changed on
+    disk meanwhile is a conflict (both versions kept). Then compact the journal."""
+    journal = ws._journal
+    assert journal is not None
+    state = replay(journal.path)
+    if state.holder in ("user", "model"):
+        ws.lock.set_holder(state.holder, "restored")  # type: ignore[arg-type]
+    for key, entry in state.entries.items():
+        try:
+            doc = rebuild(entry.snapshot, entry.edits)
+        except (ShadowError, KeyError, ValueError, TypeError) as exc:
+            log.error("journal entry for %s unusable: %s", key, exc)
+            continue
+        ws._documents[key] = doc
+        disk_sync.remove_torn_temp_files(doc.path)  # a killed commit's leftovers
+        event = disk_sync.follow_disk(ws, doc)
+        if event is not None and event.kind == "conflict":
+            log.warning("restored %s: %s", doc.uri, event.detail)
+        if not doc.pending:
+            ws._documents.pop(key, None)
+    journal.rewrite(pending_snapshots(ws), ws.lock.holder)
+
+
+def pending_snapshots(ws: ShadowWorkspace) -> dict[str, dict[str, Any]]:
+    """A snapshot of every pending document by key: what a compacted journal holds."""
+    return {ws.key_for(doc.uri): snapshot_of(doc) for doc in ws.pending_documents()}
+
+
+def rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:
+    doc = ShadowDocument(
+        str(snapshot["uri"]),
+        Path(snapshot["path"]),
+        str(snapshot["text"]),
+        int(snapshot["version"]),
+        DiskBase.from_dict(snapshot["base"]),
+        str(snapshot["base_text"]),
+        language_id=str(snapshot.get("language_id", "")),
+        bom=bool(snapshot.get("bom", False)),
+    )
+    doc.model_edits = int(snapshot.get("model_edits", 0))
+    doc.model_spans = spans_of(snapshot, doc)
+    for record in edits:
+        changes = [decode_change(change) for change in record["changes"]]
+        doc.apply(changes, int(record["version"]), record.get("author", "user"))
+    return doc
+
+
+def spans_of(snapshot: dict[str, Any], doc: ShadowDocument) -> ModelSpans:
+    """The snapshot's model spans. A snapshot from before spans were journaled knows only
+    that the model edited: the whole change against the disk counts as the model's, as
+    it did when that journal was written. Spans that cannot be right count as none: a
+    discard then leaves the text alone rather than guess and revert the user's typing."""
+    if "model_spans" in snapshot:
+        try:
+            spans = ModelSpans.from_records(list(snapshot["model_spans"]))
+            spans.check(len(doc.text))
+            spans.taken_over = int(snapshot.get("model_spans_taken", 0))
+            return spans
+        except (ValueError, TypeError) as exc:
+            log.error("journal: model spans of %s unusable (%s): none kept", doc.uri, exc)
+            return ModelSpans()
+    spans = ModelSpans()
+    if doc.model_edits and doc.pending:
+        spans.model_edit(narrowed(Splice(0, doc.base_text, doc.text)))
+    return spans
