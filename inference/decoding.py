@@ -44,6 +44,12 @@ class SequenceWriter:
             del self.tokens[length:]
 
 
+def prefill_only(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> None:
+    """Evaluate the prompt's uncached tail in chunks, without logits (warming)."""
+    for begin in range(len(writer.tokens), len(prompt), chunk):
+        writer.eval(prompt[begin : begin + chunk], [])
+
+
 def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits:
     """Evaluate the prompt's uncached tail in chunks; the last token's logits (a copy)."""
     start = len(writer.tokens)
@@ -76,7 +82,11 @@ class TokenSink:
     """Collects generated tokens; says when generation is over (end token, limit, stop)."""
 
     def __init__(
-        self, runtime: LlamaRuntime, max_tokens: int, text: TextAssembler, clock: Callable[[], float]
+        self,
+        runtime: LlamaRuntime,
+        max_tokens: int,
+        text: TextAssembler,
+        clock: Callable[[], float],
     ) -> None:
         self.runtime = runtime
         self.max_tokens = max_tokens

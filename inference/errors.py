@@ -15,5 +15,5 @@ class EngineNotReady(EngineError):
     """A request arrived while the model is still loading (or after close)."""
 
 
-class Cancelled(EngineError):  # noqa: N818 (the contract's name)
+class Cancelled(EngineError):
     """The request's cancel event was set; it stopped within one forward pass."""

@@ -24,5 +24,6 @@ def create_engine(
             n_threads=options.n_threads,
             kv_cache_mb=options.kv_cache_mb,
             on_progress=on_progress,
+            data_dir=options.data_dir,
         )
     raise EngineError(f'unknown engine kind {options.kind!r} (known: "llama.cpp", "off")')

@@ -50,7 +50,9 @@ def run_generation(
     try:
         first = prefill(writer, tokens, request.prefill_chunk)
         stats.evaluated_prompt_tokens = len(tokens) - placement.reused
-        sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop, request.emit), clock)
+        sink = TokenSink(
+            runtime, request.max_tokens, TextAssembler(request.stop, request.emit), clock
+        )
         _decode_best(runtime, writer, first, request, sink, stats)
         texts = [sink.text.finish()]
         if request.n > 1:

@@ -51,9 +51,7 @@ class PrefixCache:
     in a unified KV cache that shares cells instead of copying them.
     Accounting counts each sequence's tokens, so shared heads count twice (conservative)."""
 
-    def __init__(
-        self, ops: SequenceOps, n_slots: int, capacity_tokens: int, n_cells: int
-    ) -> None:
+    def __init__(self, ops: SequenceOps, n_slots: int, capacity_tokens: int, n_cells: int) -> None:
         self._ops = ops
         self._slots: dict[int, ResidentPrefix] = {}
         self._n_slots = n_slots
@@ -73,11 +71,13 @@ class PrefixCache:
             resident_prefixes=[len(p.tokens) for p in recent if p.tokens],
         )
 
-    def place(self, prompt: Sequence[int], total_tokens: int) -> Placement:
+    def place(
+        self, prompt: Sequence[int], total_tokens: int, need_logits: bool = True
+    ) -> Placement:
         """Pick (and prepare) the sequence for a request of `prompt` that may grow to
-        `total_tokens`; at least the last prompt token is left to evaluate (for logits)."""
+        `total_tokens`. With `need_logits` the last prompt token is left to evaluate."""
         best, shared = self._best_match(prompt)
-        shared = min(shared, len(prompt) - 1)
+        shared = min(shared, len(prompt) - 1 if need_logits else len(prompt))
         if best is not None and self._continue_in_place(best, shared):
             self._trim(best, shared)
             target = best

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -9,13 +10,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .decoding import SequenceWriter, prefill
-from .generation import GenerationRequest, run_generation
+from .decoding import SequenceWriter, prefill_only
 from .engine_api import CacheInfo, Completion, RequestStats
 from .errors import EngineError, EngineNotReady
+from .generation import GenerationRequest, run_generation
 from .kv_cache import PrefixCache
 from .llama_runtime import ContextConfig, LlamaRuntime
 from .model_files import default_model_path
+from .quantize import requantize
 from .request_limits import RequestLimits, check_request, truncate_prompt
 from .scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
 from .streaming import stream_in_thread
@@ -27,6 +29,11 @@ BATCH_TOKENS = 256
 PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
 WARM_CHUNK = 64  # warming yields to a real request within one such batch
 MB = 1024 * 1024
+# The packaged Q4_1 model prefills and verifies drafts ~1.9x faster requantized to Q8_0
+# (llama.cpp has batched Q8_0 kernels, not Q4_1 ones) and decodes ~5% slower; Q8_0 keeps the
+# Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
+DEFAULT_REQUANTIZATION = "q8_0"
+logger = logging.getLogger(__name__)
 
 
 def physical_cores() -> int:
@@ -48,12 +55,20 @@ class LlamaCppEngine:
         kv_cache_mb: float = 256,
         on_progress: Callable[[float], None] | None = None,
         load: bool = True,
+        data_dir: Path | None = None,
+        requantize_to: str | None = DEFAULT_REQUANTIZATION,
     ) -> None:
+        """With no model_path the packaged model is used; with a data_dir it is first
+        requantized to `requantize_to` (once, cached there): measured faster, see
+        benchmarks/requantize.py. A configured model is used as it is."""
         if n_ctx < 64:
             raise EngineError(f"n_ctx must be at least 64, got {n_ctx}")
         if kv_cache_mb <= 0:
             raise EngineError(f"kv_cache_mb must be positive, got {kv_cache_mb}")
         self.model_path = Path(model_path) if model_path else default_model_path()
+        self._requantize_to = None if model_path else requantize_to
+        self.data_dir = data_dir
+        self.loaded_model_path = self.model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
         self.kv_cache_mb = kv_cache_mb
@@ -62,6 +77,7 @@ class LlamaCppEngine:
         self._runtime: LlamaRuntime | None = None
         self._cache: PrefixCache | None = None
         self._totals: dict[str, float] = {}
+        self._cache_snapshot: CacheInfo | None = None
         if load:
             self.load(on_progress)
 
@@ -75,12 +91,14 @@ class LlamaCppEngine:
             self._state = "failed"
             raise
         self._runtime, self._cache = runtime, cache
+        self._cache_snapshot = cache.info(runtime.shape.kv_bytes_per_token())
         self._state = "ready"
 
     def _open(
         self, on_progress: Callable[[float], None] | None
     ) -> tuple[LlamaRuntime, PrefixCache]:
-        runtime = LlamaRuntime(self.model_path, on_progress)
+        self.loaded_model_path = self._model_file()
+        runtime = LlamaRuntime(self.loaded_model_path, on_progress)
         capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
         config = ContextConfig(
             n_cells=max(self.n_ctx, capacity),
@@ -95,6 +113,17 @@ class LlamaCppEngine:
             raise
         cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), runtime.n_cells)
         return runtime, cache
+
+    def _model_file(self) -> Path:
+        if self._requantize_to is None or self.data_dir is None:
+            return self.model_path
+        try:
+            return requantize(
+                self.model_path, self._requantize_to, self.data_dir / "models", self.n_threads
+            )
+        except (EngineError, OSError) as exc:  # a slower model beats no model
+            logger.warning("using %s as it is: %s", self.model_path, exc)
+            return self.model_path
 
     @property
     def state(self) -> str:
@@ -127,14 +156,16 @@ class LlamaCppEngine:
             stats = RequestStats()
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
-            placement = cache.place(tokens, len(tokens))
+            placement = cache.place(tokens, len(tokens), need_logits=False)
             writer = SequenceWriter(
-                runtime, placement.seq, tokens[: placement.reused],
+                runtime,
+                placement.seq,
+                tokens[: placement.reused],
                 lambda: warm_guard(self._gate, cancel),
             )
             stats.reused_prompt_tokens = placement.reused
             try:
-                prefill(writer, tokens, WARM_CHUNK)
+                prefill_only(writer, tokens, WARM_CHUNK)
             except Preempted:
                 stats.preempted = True
             finally:
@@ -199,16 +230,24 @@ class LlamaCppEngine:
             cancel,
         )
 
+    def clear_cache(self) -> None:
+        """Drop every resident prefix (the next request starts cold)."""
+        with self._gate.real():
+            _, cache = self._ready()
+            cache.clear()
+
     def cache_info(self) -> CacheInfo:
         runtime, cache = self._ready()
         with self._gate.real():
             return cache.info(runtime.shape.kv_bytes_per_token())
 
     def stats(self) -> dict[str, Any]:
-        info = self.cache_info().to_dict() if self._runtime is not None else None
+        """Never blocks (the daemon may call it from its event loop): the cache figures are
+        those after the last request."""
+        info = self._cache_snapshot.to_dict() if self._cache_snapshot is not None else None
         return {
             "state": self._state,
-            "model": str(self.model_path),
+            "model": str(self.loaded_model_path),
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
             "cache": info,
@@ -223,7 +262,7 @@ class LlamaCppEngine:
     def _prompt_tokens(
         self, runtime: LlamaRuntime, prompt: str, reserve: int, stats: RequestStats
     ) -> list[int]:
-        tokens = runtime.tokenize(prompt, add_bos=True)
+        tokens = runtime.tokenize(prompt, add_bos=True, special=True)
         if not tokens:
             raise EngineError("empty prompt")
         tokens, dropped = truncate_prompt(tokens, self.n_ctx - reserve, runtime.add_bos)
@@ -262,8 +301,15 @@ class LlamaCppEngine:
         self._add_totals(stats)
 
     def _add_totals(self, stats: RequestStats) -> None:
-        for key in ("prompt_tokens", "reused_prompt_tokens", "evaluated_prompt_tokens",
-                    "generated_tokens", "draft_tokens", "accepted_draft_tokens"):
+        if self._runtime is not None and self._cache is not None:  # called inside the gate
+            self._cache_snapshot = self._cache.info(self._runtime.shape.kv_bytes_per_token())
+        for key in (
+            "prompt_tokens",
+            "reused_prompt_tokens",
+            "evaluated_prompt_tokens",
+            "generated_tokens",
+            "draft_tokens",
+            "accepted_draft_tokens",
+        ):
             self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
         self._totals["requests"] = self._totals.get("requests", 0) + 1
-

@@ -35,8 +35,11 @@ class ModelShape:
 
     def kv_bytes_per_token(self, bytes_per_element: int = F16_BYTES) -> int:
         """K and V for every layer and KV head: GQA/MQA models need proportionally less."""
-        return self.n_layer * self.n_head_kv * (self.head_dim_k + self.head_dim_v) * (
-            bytes_per_element
+        return (
+            self.n_layer
+            * self.n_head_kv
+            * (self.head_dim_k + self.head_dim_v)
+            * (bytes_per_element)
         )
 
 
@@ -106,9 +109,10 @@ class LlamaRuntime:
 
     def __init__(self, model_path: Path, on_progress: Callable[[float], None] | None):
         self.model_path = model_path
-        self._model = _load_model(model_path, on_progress)
-        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
-        self.shape = _read_shape(self._model, self._vocab)
+        model = _load_model(model_path, on_progress)
+        self._model: ctypes.c_void_p | None = model
+        self._vocab = llama_cpp.llama_model_get_vocab(model)
+        self.shape = _read_shape(model, self._vocab)
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
         self.bos = int(llama_cpp.llama_vocab_bos(self._vocab))
         self.config = ContextConfig(n_cells=0, n_seq_max=1, n_threads=1, n_batch=1)
@@ -125,6 +129,8 @@ class LlamaRuntime:
         params.n_threads_batch = config.n_threads
         params.kv_unified = True  # all sequences share the cells: seq_cp shares, not copies
         params.no_perf = True
+        if not self._model:
+            raise EngineError("the model is closed")
         ctx = llama_cpp.llama_init_from_model(self._model, params)
         if not ctx:
             raise ModelLoadError("llama.cpp could not create a context (out of memory?)")
@@ -142,12 +148,13 @@ class LlamaRuntime:
             raise EngineError("the llama.cpp context is closed")
         return self._batch
 
-    def tokenize(self, text: str, add_bos: bool) -> list[int]:
+    def tokenize(self, text: str, add_bos: bool, special: bool = False) -> list[int]:
+        """`special`: parse control-token text such as <|im_start|> (prompt templates)."""
         data = text.encode("utf-8")
         capacity = len(data) + 8
         tokens = (llama_cpp.llama_token * capacity)()
         count = llama_cpp.llama_tokenize(
-            self._vocab, data, len(data), tokens, capacity, add_bos and self.add_bos, False
+            self._vocab, data, len(data), tokens, capacity, add_bos and self.add_bos, special
         )
         if count < 0:
             raise EngineError(f"tokenization failed ({count})")
@@ -175,7 +182,7 @@ class LlamaRuntime:
         wanted = set(outputs)
         for i, token in enumerate(tokens):
             batch.token[i] = token
-            batch.pos[i] = pos0 + i
+            batch.pos[i] = pos0 + i  # type: ignore[call-overload]  # the stub's type is wrong
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = seq
             batch.logits[i] = i in wanted

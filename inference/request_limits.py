@@ -15,9 +15,7 @@ class RequestLimits:
     max_candidates: int
 
 
-def check_request(
-    limits: RequestLimits, max_tokens: int, n: int, draft: str | None = None
-) -> None:
+def check_request(limits: RequestLimits, max_tokens: int, n: int, draft: str | None = None) -> None:
     if not isinstance(max_tokens, int) or max_tokens < 1:
         raise EngineError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     if max_tokens > limits.n_ctx - MIN_PROMPT_ROOM:

@@ -17,7 +17,7 @@ class CancelFlag(Protocol):
     def is_set(self) -> bool: ...
 
 
-class Preempted(Exception):  # noqa: N818 (control flow, never leaves the engine)
+class Preempted(Exception):
     """A warm-up stopped because a real request is waiting."""
 
 

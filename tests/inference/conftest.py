@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from shadowtab.inference import LlamaCppEngine
 
 

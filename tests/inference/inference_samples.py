@@ -11,7 +11,9 @@ SORT = (
     "def insertion_sort(items: list[int]) -> list[int]:\n"
     '    """Sort items in place with insertion sort and return them."""\n'
 )
-CLASS = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n"
+CLASS = (
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n"
+)
 JS = "function debounce(fn, ms) {\n  let timer;\n  return function (...args) {\n"
 
 

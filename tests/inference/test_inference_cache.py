@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from inference_samples import FIB, SORT, long_code
-
 from shadowtab.inference import LlamaCppEngine
 
 
@@ -72,11 +72,14 @@ def test_warm_prefills_so_the_request_only_evaluates_the_tail(engine: LlamaCppEn
 
 
 def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) -> None:
-    prefix = "# preempted warm\n" + long_code(9000)  # ~2,000 tokens: seconds of prefill
+    prefix = "# preempted warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
     results = []
     warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
     warmer.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while not engine._gate._lock.locked() and time.monotonic() < deadline:  # warm has begun
+        time.sleep(0.01)
+    time.sleep(0.3)
     started = time.perf_counter()
     real = engine.complete(FIB, 1)
     waited = time.perf_counter() - started - real.stats.seconds
@@ -86,12 +89,12 @@ def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) 
     assert 0 < warm_stats.evaluated_prompt_tokens < warm_stats.prompt_tokens
     print(f"real request waited {waited:.3f}s for the warm batch to end")
     # what warming computed before it yielded stays cached
-    resumed = engine.warm(prefix)
-    assert resumed.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens - 1
+    resident = engine.cache_info().resident_prefixes
+    assert any(length >= warm_stats.evaluated_prompt_tokens for length in resident)
 
 
 @pytest.fixture(scope="module")
-def tiny_engine() -> LlamaCppEngine:
+def tiny_engine() -> Iterator[LlamaCppEngine]:
     # 220 tokens of KV budget: one ~150-token document fits, two do not
     instance = LlamaCppEngine(n_ctx=512, kv_cache_mb=220 * 23040 / 1024 / 1024)
     yield instance
@@ -111,3 +114,10 @@ def test_eviction_under_a_tiny_budget(tiny_engine: LlamaCppEngine) -> None:
     assert again_a.stats.reused_prompt_tokens == 0  # doc a was evicted (LRU)
     again_a2 = tiny_engine.complete(doc_a, 1)
     assert again_a2.stats.reused_prompt_tokens == again_a2.stats.prompt_tokens - 1
+
+
+def test_clear_cache_makes_the_next_request_cold(tiny_engine: LlamaCppEngine) -> None:
+    tiny_engine.complete(FIB, 1)
+    tiny_engine.clear_cache()
+    assert tiny_engine.cache_info().resident_prefixes == []
+    assert tiny_engine.complete(FIB, 1).stats.reused_prompt_tokens == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from inference_samples import CLASS, FIB, JS, SORT
-
 from shadowtab.inference import Completion, LlamaCppEngine
 
 NEAR_TIE_GAP = 0.15
@@ -40,9 +39,9 @@ def edit_draft(text: str) -> str:
 def test_speculative_equals_greedy_with_own_output_as_draft(
     engine: LlamaCppEngine, prompt: str
 ) -> None:
-    plain = engine.rewrite(prompt, "x", 48, speculative=False)
+    plain = engine.rewrite(prompt, "x", 40, speculative=False)
     draft = plain.texts[0]
-    fast = engine.rewrite(prompt, draft, 48)
+    fast = engine.rewrite(prompt, draft, 40)
     assert_equal_up_to_near_ties(plain, fast, f"p=1 {prompt[:20]!r}")
     stats = fast.stats
     if fast.token_ids == plain.token_ids:
@@ -51,13 +50,13 @@ def test_speculative_equals_greedy_with_own_output_as_draft(
         assert stats.forward_passes <= stats.generated_tokens // 3
 
 
-@pytest.mark.parametrize("prompt", PROMPTS, ids=["fib", "sort", "class", "js"])
+@pytest.mark.parametrize("prompt", PROMPTS[:2], ids=["fib", "sort"])
 def test_speculative_equals_greedy_with_an_edited_draft(
     engine: LlamaCppEngine, prompt: str
 ) -> None:
-    plain = engine.rewrite(prompt, "x", 48, speculative=False)
+    plain = engine.rewrite(prompt, "x", 40, speculative=False)
     draft = edit_draft(plain.texts[0])
-    fast = engine.rewrite(prompt, draft, 48)
+    fast = engine.rewrite(prompt, draft, 40)
     assert_equal_up_to_near_ties(plain, fast, f"edited {prompt[:20]!r}")
     if fast.token_ids == plain.token_ids and draft != plain.texts[0]:
         # the pointer re-aligned after the edited line: most tokens still came from the draft

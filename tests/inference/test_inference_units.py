@@ -46,13 +46,17 @@ def test_draft_cursor_realigns_after_deletion_and_insertion() -> None:
 
 
 def test_draft_length_adapts() -> None:
-    cursor = DraftCursor(list(range(100)), DraftPolicy(k_start=4, k_min=2, k_max=16))
+    cursor = DraftCursor(list(range(200)), DraftPolicy(ladder=(2, 4, 8, 63), k_start=4))
     output = [0]
     cursor.advance(0, 0, 0, output)
     cursor.advance(4, 4, 5, [*output, 1, 2, 3, 4, 5])
     assert cursor.k == 8
-    cursor.advance(8, 1, 999, [])
-    assert cursor.k == 2 and cursor.pos is None
+    cursor.advance(8, 8, 14, list(range(15)))
+    assert cursor.k == 63 and cursor.pos == 15
+    cursor.advance(63, 63, 78, list(range(79)))
+    assert cursor.k == 63  # the longest rung
+    cursor.advance(63, 5, 999, [])
+    assert cursor.k == 4 and cursor.pos is None  # the longest rung <= accepted + 1
 
 
 def test_text_assembler_cuts_at_stop_and_streams_without_it() -> None:

@@ -1,0 +1,174 @@
+"""KV cache reuse while typing: replay typing real code into a ~1,500-token file, one
+keystroke per character, with prompts built as the predictor builds them
+(shadowtab.inference.prompts). Prints one JSON line:
+
+- median share of prompt tokens served from the cache per keystroke (a request on every
+  keystroke), for the inline-completion and the next-edit layouts;
+- p50 first-token latency of those requests (warm) against the same prompts on an empty
+  cache (cold);
+- requests only at word ends, with warming on every keystroke (as the daemon does on
+  didOpen/didChange) against warming off.
+
+    python benchmarks/kv_reuse.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from shadowtab.inference import LlamaCppEngine, RequestStats
+from shadowtab.inference.prompts import RecentEdit, completion_prompt, next_edit_prompt
+
+FILE_TOKENS = 1500
+MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing
+SESSION_MAX_TOKENS = 8
+TYPED = (
+    "        if width <= 0:\n"
+    '            raise ValueError(f"invalid width {width!r} (must be > 0)")\n'
+    "        lines = [line.rstrip() for line in text.splitlines()]\n"
+)
+
+PromptFor = Callable[[str, str, int], str]
+
+
+def source_file(engine: LlamaCppEngine) -> tuple[str, int]:
+    """Real code (the stdlib's textwrap module) cut to ~FILE_TOKENS tokens, and the offset
+    where typing happens (the start of a line about 70% into it)."""
+    source = Path(textwrap.__file__).read_text()
+    lines = source.splitlines(keepends=True)
+    text = ""
+    for line in lines:
+        if len(engine.tokenize(text)) >= FILE_TOKENS:
+            break
+        text += line
+    cut = text.rfind("\n", 0, int(len(text) * 0.7)) + 1
+    return text, cut
+
+
+def inline_prompt(path: str, text: str, cursor: int) -> str:
+    return completion_prompt(path, text, cursor)
+
+
+def next_edit(path: str, text: str, cursor: int, typed: str) -> str:
+    edits = [RecentEdit(path, "", typed)] if typed else []
+    return next_edit_prompt(path, text, cursor, edits).prompt
+
+
+def keystrokes(text: str, cut: int, typed: str):
+    """(text, cursor, typed so far) after each character typed at `cut`."""
+    for count in range(1, len(typed) + 1):
+        yield text[:cut] + typed[:count] + text[cut:], cut + count, typed[:count]
+
+
+def per_keystroke(engine: LlamaCppEngine, path: str, text: str, cut: int, typed: str, layout: str):
+    shares: list[float] = []
+    firsts: list[float] = []
+    for current, cursor, so_far in keystrokes(text, cut, typed):
+        if layout == "inline":
+            prompt = inline_prompt(path, current, cursor)
+        else:
+            prompt = next_edit(path, current, cursor, so_far)
+        stats = engine.complete(prompt, MAX_TOKENS).stats
+        shares.append(stats.reused_prompt_tokens / stats.prompt_tokens)
+        firsts.append(stats.first_token_seconds)
+    return shares[1:], firsts[1:]  # the first keystroke fills the cache
+
+
+def cold_first_tokens(engine: LlamaCppEngine, text: str, cut: int, typed: str, samples: int):
+    firsts: list[float] = []
+    for i in range(samples):
+        count = (i + 1) * len(typed) // (samples + 1)
+        current = text[:cut] + typed[:count] + text[cut:]
+        engine.clear_cache()
+        stats = engine.complete(inline_prompt("cold.py", current, cut + count), MAX_TOKENS).stats
+        assert stats.reused_prompt_tokens == 0
+        firsts.append(stats.first_token_seconds)
+    return firsts
+
+
+def typing_session(
+    engine: LlamaCppEngine, path: str, text: str, cut: int, typed: str, warming: bool
+) -> list[RequestStats]:
+    """The user opens the file and types; a request when a word ends."""
+    engine.clear_cache()
+    if warming:
+        engine.warm(inline_prompt(path, text, cut))  # didOpen
+    requests: list[RequestStats] = []
+    for current, cursor, so_far in keystrokes(text, cut, typed):
+        prompt = inline_prompt(path, current, cursor)
+        if warming:
+            engine.warm(prompt)  # didChange
+        if so_far[-1] in " \n(.,":
+            requests.append(engine.complete(prompt, SESSION_MAX_TOKENS).stats)
+    return requests
+
+
+def p50(values: list[float]) -> float:
+    return round(statistics.median(values), 4)
+
+
+def run(quick: bool, data_dir: Path) -> dict[str, object]:
+    typed = TYPED.splitlines(keepends=True)[0] if quick else TYPED
+    engine = LlamaCppEngine(n_ctx=4096, kv_cache_mb=256, data_dir=data_dir)
+    text, cut = source_file(engine)
+    inline_shares, warm_firsts = per_keystroke(engine, "a.py", text, cut, typed, "inline")
+    edit_shares, _ = per_keystroke(
+        engine, "b.py", text, cut, typed[: 8 if quick else 32], "next_edit"
+    )
+    cold = cold_first_tokens(engine, text, cut, typed, 2 if quick else 5)
+    on = typing_session(engine, "c.py", text, cut, typed, warming=True)
+    off = typing_session(engine, "d.py", text, cut, typed, warming=False)
+    prompt_tokens = len(engine.tokenize(inline_prompt("a.py", text, cut)))
+    file_tokens = len(engine.tokenize(text))
+    engine.close()
+    return {
+        "model": engine.loaded_model_path.name,
+        "benchmark": "kv_reuse",
+        "quick": quick,
+        "file_tokens": file_tokens,
+        "prompt_tokens": prompt_tokens,
+        "keystrokes": len(typed),
+        "median_reused_share_inline": round(statistics.median(inline_shares), 4),
+        "median_reused_share_next_edit": round(statistics.median(edit_shares), 4),
+        "p50_first_token_warm_s": p50(warm_firsts),
+        "p50_first_token_cold_s": p50(cold),
+        "warm_over_cold": round(p50(warm_firsts) / p50(cold), 4),
+        "warming_on": summary(on),
+        "warming_off": summary(off),
+    }
+
+
+def summary(requests: list[RequestStats]) -> dict[str, float]:
+    firsts = [r.first_token_seconds for r in requests]
+    return {
+        "requests": len(requests),
+        "p50_first_token_s": p50(firsts),
+        "mean_first_token_s": round(statistics.mean(firsts), 4),
+        "first_request_first_token_s": round(firsts[0], 4),
+        "mean_evaluated_prompt_tokens": round(
+            statistics.mean(r.evaluated_prompt_tokens for r in requests), 1
+        ),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="reduced size for CI")
+    parser.add_argument(
+        "--data-dir", type=Path, help="where the default model's requantized copy is cached"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        print(json.dumps(run(args.quick, args.data_dir or Path(scratch))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Speculative edits vs plain greedy decoding, side by side in one run.
+
+Drafts are the model's own greedy output with a copy fraction p kept (1.0, 0.9, 0.7, 0.0;
+the rest replaced in runs of a few words by unrelated code). Per p: the speedup of rewrite() over
+plain greedy, the hardware ceiling S_max(p) = 1 / ((1 - p) + p / r) with r = prefill speed
+/ decode speed measured in the same run, their ratio, and the flip rate (outputs that
+differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify, tokens
+checked per decode step of time by a 33-token verification pass, and the ceiling that gives
+(passes stay under 64 tokens; see inference/speculative.py). Prints one JSON line.
+
+    python benchmarks/speculative_edits.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shadowtab.inference import Completion, LlamaCppEngine
+
+COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
+PROMPTS = [
+    'def fibonacci(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n',
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n",
+    "def insertion_sort(items: list[int]) -> list[int]:\n"
+    '    """Sort items in place with insertion sort and return them."""\n',
+    "function debounce(fn, ms) {\n  let timer;\n  return function (...args) {\n",
+    'import json\n\n\ndef load_config(path):\n    """Read a JSON config file, with defaults."""\n',
+    "#include <stdio.h>\n\nint main(int argc, char **argv) {\n",
+]
+RUN_WORDS = 4
+REPLACEMENT_WORDS = ["value", "offset", "compute()", "self.items", "return", "# note"]
+FILLER = [
+    "    value = compute_something_else(index, offset)\n",
+    "    # this line was replaced by the benchmark\n",
+    "    raise NotImplementedError('placeholder')\n",
+    "    for key, item in sorted(mapping.items()):\n",
+]
+
+
+def make_draft(text: str, p: float, rng: random.Random) -> str:
+    """Keep a fraction p of `text` (by characters); the rest is replaced in runs of a few
+    words (an edit inside a line), at random places."""
+    if p >= 1.0:
+        return text
+    if p <= 0.0:
+        return "".join(rng.choice(FILLER) for _ in range(max(1, len(text) // 40)))
+    words = re.findall(r"\S+\s*|\s+", text)
+    budget = (1 - p) * len(text)
+    replaced: set[int] = set()
+    while budget > 0 and len(replaced) < len(words):
+        start = rng.randrange(len(words))
+        for index in range(start, min(start + RUN_WORDS, len(words))):
+            if index not in replaced and budget > 0:
+                replaced.add(index)
+                budget -= len(words[index])
+    return "".join(
+        word.replace(word.strip(), rng.choice(REPLACEMENT_WORDS), 1)
+        if i in replaced and word.strip()
+        else word
+        for i, word in enumerate(words)
+    )
+
+
+def measure_r(engine: LlamaCppEngine, prompt_chars: int) -> tuple[float, float]:
+    """Prefill and decode speed (tokens/s) on a cold prompt, in this run."""
+    source = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text()
+    prompt = f"# cold {time.time()}\n" + (source * 4)[:prompt_chars]
+    result = engine.rewrite(prompt, "x", 32, speculative=False)
+    stats = result.stats
+    prefill = stats.evaluated_prompt_tokens / stats.first_token_seconds
+    decode = (stats.generated_tokens - 1) / (stats.seconds - stats.first_token_seconds)
+    return prefill, decode
+
+
+def measure_verify_r(engine: LlamaCppEngine, k: int = 32) -> float:
+    """Tokens a (1 + k)-token verification pass checks per decode step of time: the r that
+    bounds speculative edits when passes stay under 64 tokens (see inference/speculative.py)."""
+    runtime, cache = engine._ready()  # white box: time bare forward passes
+    cache.clear()
+    tokens = runtime.tokenize(PROMPTS[0] * 20, add_bos=True)[: 64 + k + 1]
+    runtime.decode(tokens[:64], 0, 0, [63])
+    steps, passes = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        runtime.decode(tokens[64:65], 0, 64, [0])
+        steps.append(time.perf_counter() - started)
+        runtime.seq_remove(0, 64, -1)
+        started = time.perf_counter()
+        runtime.decode(tokens[64 : 65 + k], 0, 64, list(range(k + 1)))
+        passes.append(time.perf_counter() - started)
+        runtime.seq_remove(0, 64, -1)
+    runtime.seq_remove(0, 0, -1)
+    return (k + 1) / (statistics.median(passes) / statistics.median(steps))
+
+
+def first_difference_gap(plain: Completion, fast: Completion) -> float | None:
+    """The plain run's top-2 logit gap at the first token where the outputs differ."""
+    pairs = zip(plain.token_ids, fast.token_ids, strict=False)
+    index = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+    if index is None and len(plain.token_ids) != len(fast.token_ids):
+        index = min(len(plain.token_ids), len(fast.token_ids))
+    if index is None or index >= len(plain.margins):
+        return None
+    return plain.margins[index]
+
+
+def timed_rewrite(
+    engine: LlamaCppEngine, prompt: str, draft: str, n: int, spec: bool
+) -> tuple[Completion, float]:
+    engine.warm(prompt)  # both modes start from a cached prompt
+    result = engine.rewrite(prompt, draft, n, speculative=spec)
+    return result, result.stats.seconds - result.stats.first_token_seconds
+
+
+def run(quick: bool, data_dir: Path) -> dict[str, object]:
+    max_tokens = 40 if quick else 96
+    prompts = PROMPTS[:3] if quick else PROMPTS
+    repeats = 1
+    engine = LlamaCppEngine(n_ctx=2048, kv_cache_mb=64, data_dir=data_dir)
+    rng = random.Random(7)
+    prefill, decode = measure_r(engine, 600 if quick else 1500)
+    r = prefill / decode
+    r_verify = measure_verify_r(engine)
+    per_p: dict[float, dict[str, list[float]]] = {
+        p: {"plain": [], "spec": [], "flips": [], "gaps": []} for p in COPY_FRACTIONS
+    }
+    for prompt in prompts:
+        reference = engine.rewrite(prompt, "x", max_tokens, speculative=False)
+        for p in COPY_FRACTIONS:
+            draft = make_draft(reference.texts[0], p, rng)
+            for _ in range(repeats):  # alternate plain and speculative: same noise for both
+                plain, plain_s = timed_rewrite(engine, prompt, draft, max_tokens, False)
+                fast, fast_s = timed_rewrite(engine, prompt, draft, max_tokens, True)
+                per_p[p]["plain"].append(plain_s)
+                per_p[p]["spec"].append(fast_s)
+                differs = fast.token_ids != plain.token_ids
+                per_p[p]["flips"].append(float(differs))
+                gap = first_difference_gap(plain, fast)
+                if gap is not None:
+                    per_p[p]["gaps"].append(gap)
+    results = {}
+    for p, runs in per_p.items():
+        speedup = sum(runs["plain"]) / sum(runs["spec"])
+        ceiling = 1 / ((1 - p) + p / r)
+        verify_ceiling = 1 / ((1 - p) + p / r_verify)
+        results[str(p)] = {
+            "speedup": round(speedup, 3),
+            "s_max": round(ceiling, 3),
+            "ratio": round(speedup / ceiling, 3),
+            "s_max_verify": round(verify_ceiling, 3),
+            "ratio_verify": round(speedup / verify_ceiling, 3),
+            "flip_rate": round(statistics.mean(runs["flips"]), 3),
+            "flip_gaps": [round(g, 3) for g in runs["gaps"]],
+        }
+    engine.close()
+    return {
+        "model": engine.loaded_model_path.name,
+        "benchmark": "speculative_edits",
+        "quick": quick,
+        "max_tokens": max_tokens,
+        "prompts": len(prompts),
+        "prefill_tok_s": round(prefill, 1),
+        "decode_tok_s": round(decode, 1),
+        "r": round(r, 2),
+        "r_verify": round(r_verify, 2),
+        "per_p": results,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="reduced size for CI")
+    parser.add_argument(
+        "--data-dir", type=Path, help="where the default model's requantized copy is cached"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        print(json.dumps(run(args.quick, args.data_dir or Path(scratch))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
