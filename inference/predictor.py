@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 INLINE_MAX_TOKENS = 24
+MAX_CANDIDATES = 8  # the engine's limit on n
 NEXT_EDIT_EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
 
 
@@ -130,7 +131,11 @@ class EnginePredictor:
             return []
         prompt = completion_prompt(request.path, request.text, request.cursor)
         completion = engine.complete(
-            prompt, INLINE_MAX_TOKENS, stop=["\n"], n=request.max_candidates, cancel=cancel
+            prompt,
+            INLINE_MAX_TOKENS,
+            stop=["\n"],
+            n=min(request.max_candidates, MAX_CANDIDATES),
+            cancel=cancel,
         )
         seen: set[str] = set()
         candidates = []

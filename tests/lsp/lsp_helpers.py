@@ -39,6 +39,7 @@ class LspEnv:
     async def client(self, command: list[str], **caps: Any) -> LanguageClient:
         config = ClientServerConfig(server_command=command, server_env=self.env)
         client = await config.start()
+        assert isinstance(client, LanguageClient)
         self.clients.append(client)
         result = await client.initialize_session(initialize_params(self.root, **caps))
         self.init_results.append(result)

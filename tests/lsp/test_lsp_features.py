@@ -4,6 +4,7 @@ sessions, shadow workspace and linters; a FixedPredictor stands in for the model
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from lsp_helpers import (
@@ -278,7 +279,8 @@ async def test_discard_keeps_the_users_unsaved_typing(lsp_env: LspEnv) -> None:
 
 async def test_apply_edit_rejects_bad_workspace_edits(lsp_env: LspEnv) -> None:
     client = await lsp_env.client([*FIXED_SERVER, "--no-lint"])
-    for bad in ([], [{"changes": 5}], [{}], [{"changes": {}}, 2]):
+    bad_arguments: list[list[Any]] = [[], [{"changes": 5}], [{}], [{"changes": {}}, 2]]
+    for bad in bad_arguments:
         with pytest.raises(JsonRpcException) as caught:
             await execute(client, "shadowtab.shadow.applyEdit", *bad)
         assert caught.value.code == types.ErrorCodes.InvalidParams

@@ -5,13 +5,16 @@ FixedPredictor.)"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from lsp_helpers import FIXED_SERVER, LspEnv, eventually, inline, open_doc
 from lsprotocol import types
 
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
 
 
-def progress_end(reports: dict[object, list[object]]) -> types.WorkDoneProgressEnd | None:
+def progress_end(reports: Mapping[Any, Sequence[Any]]) -> types.WorkDoneProgressEnd | None:
     for values in reports.values():
         for value in values:
             if isinstance(value, types.WorkDoneProgressEnd):
@@ -23,12 +26,8 @@ async def test_real_model_progress_and_inline_completion(lsp_env: LspEnv) -> Non
     client = await lsp_env.client([*FIXED_SERVER, "--real-model"])
     end = await eventually(lambda: progress_end(client.progress_reports), timeout=120)
     assert end.message == "model ready"
-    begins = [
-        v
-        for values in client.progress_reports.values()
-        for v in values
-        if isinstance(v, types.WorkDoneProgressBegin)
-    ]
+    reports: list[Any] = [v for values in client.progress_reports.values() for v in values]
+    begins = [v for v in reports if isinstance(v, types.WorkDoneProgressBegin)]
     assert begins and begins[0].title == "shadowtab: loading model"
 
     _, uri = lsp_env.file("calc.py", SOURCE)

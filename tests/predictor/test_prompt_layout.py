@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from shadowtab.inference.predictor import EditCandidate, minimal_edit
 from shadowtab.inference.prompts import (
     RecentEdit,

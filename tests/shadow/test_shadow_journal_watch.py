@@ -4,7 +4,7 @@ a torn tail is ignored) and the disk watcher (outside changes followed or report
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -95,9 +95,9 @@ def test_torn_journal_tail_is_ignored(root: Path, journal_dir: Path) -> None:
 
 
 @pytest.fixture
-def watched(root: Path, journal_dir: Path) -> ShadowWorkspace:
+def watched(root: Path, journal_dir: Path) -> Iterator[ShadowWorkspace]:
     ws = ShadowWorkspace(root, journal_dir, watch=True)
-    yield ws  # type: ignore[misc]
+    yield ws
     ws.close()
 
 
