@@ -14,15 +14,13 @@ keystroke per character, with prompts built as the predictor builds them
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
-import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, RequestStats
 from shadowtab.inference.prompts import RecentEdit, completion_prompt, next_edit_prompt
 
@@ -159,15 +157,7 @@ def summary(requests: list[RequestStats]) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size for CI")
-    parser.add_argument(
-        "--data-dir", type=Path, help="where the default model's requantized copy is cached"
-    )
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        print(json.dumps(run(args.quick, args.data_dir or Path(scratch))))
-    return 0
+    return run_model_benchmark(__doc__.splitlines()[0], run)
 
 
 if __name__ == "__main__":

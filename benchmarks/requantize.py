@@ -10,15 +10,13 @@ Prints one JSON line.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
 from shadowtab.inference.llama_engine import physical_cores
 from shadowtab.inference.quantize import requantize
@@ -89,13 +87,7 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size for CI")
-    parser.add_argument("--data-dir", type=Path, help="where requantized models are cached")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        print(json.dumps(run(args.quick, args.data_dir or Path(scratch))))
-    return 0
+    return run_model_benchmark(__doc__.splitlines()[0], run)
 
 
 if __name__ == "__main__":

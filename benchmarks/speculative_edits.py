@@ -13,16 +13,14 @@ checked per decode step of time by a 33-token verification pass, and the ceiling
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from bench_cli import run_model_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
 
 COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
@@ -176,15 +174,7 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size for CI")
-    parser.add_argument(
-        "--data-dir", type=Path, help="where the default model's requantized copy is cached"
-    )
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        print(json.dumps(run(args.quick, args.data_dir or Path(scratch))))
-    return 0
+    return run_model_benchmark(__doc__.splitlines()[0], run)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,6 @@ from typing import Any
 from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 REQUEST_TIMEOUT_S = 60.0  # a commit of many large files takes a while
-ROOT_MARKERS = (
-    ".git",
-    ".hg",
-    "pyproject.toml",
-    "setup.cfg",
-    "package.json",
-    "Cargo.toml",
-    "go.mod",
-)
 Subparsers = argparse._SubParsersAction
 
 

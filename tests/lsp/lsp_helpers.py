@@ -220,3 +220,22 @@ class EditorBuffers:
             edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
             self._change(uri, edits)
         return types.ApplyWorkspaceEditResult(applied=True)
+
+
+def text_edit(
+    uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str
+) -> dict[str, Any]:
+    """A WorkspaceEdit (as JSON) with one text edit: what the model sends to the shadow."""
+    return {
+        "changes": {
+            uri: [
+                {
+                    "range": {
+                        "start": {"line": start[0], "character": start[1]},
+                        "end": {"line": end[0], "character": end[1]},
+                    },
+                    "newText": new_text,
+                }
+            ]
+        }
+    }

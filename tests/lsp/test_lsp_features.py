@@ -17,6 +17,7 @@ from lsp_helpers import (
     inline,
     open_doc,
     request,
+    text_edit,
 )
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -192,19 +193,7 @@ async def test_model_edit_stays_in_shadow_and_reaches_the_editor(lsp_env: LspEnv
     path, uri = lsp_env.file("m.py", "a = 1\nb = 2\n")
     editor.open(uri, "a = 1\nb = 2\n")
     await execute(client, "shadowtab.lock.release")
-    edit = {
-        "changes": {
-            uri: [
-                {
-                    "range": {
-                        "start": {"line": 1, "character": 4},
-                        "end": {"line": 1, "character": 5},
-                    },
-                    "newText": "3",
-                }
-            ]
-        }
-    }
+    edit = text_edit(uri, (1, 4), (1, 5), "3")
     result = await execute(client, "shadowtab.shadow.applyEdit", edit)
     assert result["applied"] is True
     assert result["results"][uri]["written"] is False
@@ -228,19 +217,7 @@ async def test_discard_pushes_the_disk_text_back(lsp_env: LspEnv) -> None:
     path, uri = lsp_env.file("d.py", "a = 1\n")
     editor.open(uri, "a = 1\n")
     await execute(client, "shadowtab.lock.release")
-    edit = {
-        "changes": {
-            uri: [
-                {
-                    "range": {
-                        "start": {"line": 0, "character": 0},
-                        "end": {"line": 0, "character": 0},
-                    },
-                    "newText": "import os\n",
-                }
-            ]
-        }
-    }
+    edit = text_edit(uri, (0, 0), (0, 0), "import os\n")
     await execute(client, "shadowtab.shadow.applyEdit", edit)
     await eventually(lambda: editor.texts[uri].startswith("import os"))
     await execute(client, "shadowtab.lock.take", {"mode": "discard"})
@@ -257,19 +234,7 @@ async def test_discard_keeps_the_users_unsaved_typing(lsp_env: LspEnv) -> None:
     editor.open(uri, "a = 1\nb = 2\n")
     editor.type(uri, "# mine\n", (2, 0))  # unsaved typing by the user
     await execute(client, "shadowtab.lock.release")
-    edit = {
-        "changes": {
-            uri: [
-                {
-                    "range": {
-                        "start": {"line": 0, "character": 4},
-                        "end": {"line": 0, "character": 5},
-                    },
-                    "newText": "10",
-                }
-            ]
-        }
-    }
+    edit = text_edit(uri, (0, 4), (0, 5), "10")
     await execute(client, "shadowtab.shadow.applyEdit", edit)
     await eventually(lambda: editor.texts[uri] == "a = 10\nb = 2\n# mine\n")
     await execute(client, "shadowtab.lock.take", {"mode": "discard"})
@@ -322,19 +287,7 @@ async def test_model_edits_of_unopened_files_get_diagnostics_while_pending(
     client = await lsp_env.client(FIXED_SERVER)
     path, uri = lsp_env.file("other.py", "a = 1\n")
     await execute(client, "shadowtab.lock.release")
-    broken = {
-        "changes": {
-            uri: [
-                {
-                    "range": {
-                        "start": {"line": 0, "character": 5},
-                        "end": {"line": 0, "character": 5},
-                    },
-                    "newText": " +",
-                }
-            ]
-        }
-    }
+    broken = text_edit(uri, (0, 5), (0, 5), " +")
     await execute(client, "shadowtab.shadow.applyEdit", broken)
     errors = await eventually(lambda: client.diagnostics.get(uri))
     assert any(d.severity == types.DiagnosticSeverity.Error for d in errors)
@@ -347,19 +300,7 @@ async def test_disk_change_under_pending_model_edits_warns(lsp_env: LspEnv) -> N
     client = await lsp_env.client([*FIXED_SERVER, "--no-lint"])
     path, uri = lsp_env.file("c.py", "a = 1\n")
     await execute(client, "shadowtab.lock.release")
-    edit = {
-        "changes": {
-            uri: [
-                {
-                    "range": {
-                        "start": {"line": 0, "character": 0},
-                        "end": {"line": 0, "character": 0},
-                    },
-                    "newText": "# model\n",
-                }
-            ]
-        }
-    }
+    edit = text_edit(uri, (0, 0), (0, 0), "# model\n")
     await execute(client, "shadowtab.shadow.applyEdit", edit)
     path.write_text("a = 2\n")  # someone else writes the file meanwhile
     messages = await eventually(lambda: client.messages)
