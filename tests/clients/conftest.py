@@ -95,3 +95,18 @@ def compiled_extension(node_modules: Path, tmp_path_factory: pytest.TempPathFact
     )
     assert result.returncode == 0, f"tsc failed:\n{result.stdout}\n{result.stderr}"
     return out
+
+
+@pytest.fixture(params=["shim", "standalone"])
+def server_command(
+    request: pytest.FixtureRequest, shadowtab_env: ShadowtabEnv
+) -> Iterator[list[str]]:
+    """`shadowtab lsp` (which starts the daemon) or `shadowtab lsp --standalone`."""
+    if request.param == "standalone":
+        yield [shadowtab_env.shadowtab, "lsp", "--standalone"]
+        return
+    try:
+        yield [shadowtab_env.shadowtab, "lsp"]
+    finally:
+        stopped = shadowtab_env.run("daemon", "stop")
+        assert stopped.returncode in (0, 2), stopped.stderr  # 2: never started

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from clients_support import CLIENTS_DIR, ShadowtabEnv, assert_passed, run_client
 
 NODE_CLIENT = CLIENTS_DIR / "node_lsp_client.mjs"
@@ -41,31 +39,18 @@ FEATURE_CHECKS = {
 }
 
 
-@pytest.fixture(params=["shim", "standalone"])
-def server_args(request: pytest.FixtureRequest, shadowtab_env: ShadowtabEnv) -> Iterator[list[str]]:
-    """`shadowtab lsp` (which starts the daemon) or `shadowtab lsp --standalone`."""
-    if request.param == "standalone":
-        yield [shadowtab_env.shadowtab, "lsp", "--standalone"]
-        return
-    try:
-        yield [shadowtab_env.shadowtab, "lsp"]
-    finally:
-        stopped = shadowtab_env.run("daemon", "stop")
-        assert stopped.returncode in (0, 2), stopped.stderr  # 2: never started
-
-
 def test_node_client_drives_every_feature(
     node: str,
     node_modules: Path,
     shadowtab_env: ShadowtabEnv,
     workspace: Path,
-    server_args: list[str],
+    server_command: list[str],
     compiled_extension: Path,
 ) -> None:
     config = {
         "nodeModules": str(node_modules),
         "extensionOut": str(compiled_extension),
-        "command": server_args,
+        "command": server_command,
         "file": str(workspace / "sample.py"),
         "scenario": "features",
     }

@@ -7,10 +7,8 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from clients_support import (
     CLIENTS_DIR,
     NVIM_DIR,
@@ -74,20 +72,6 @@ def nvim_config(command: list[str], workspace: Path, scenario: str) -> dict[str,
         "scenario": scenario,
         "signal_dir": str(workspace.parent),
     }
-
-
-@pytest.fixture(params=["shim", "standalone"])
-def server_command(
-    request: pytest.FixtureRequest, shadowtab_env: ShadowtabEnv
-) -> Iterator[list[str]]:
-    if request.param == "standalone":
-        yield [shadowtab_env.shadowtab, "lsp", "--standalone"]
-        return
-    try:
-        yield [shadowtab_env.shadowtab, "lsp"]
-    finally:
-        stopped = shadowtab_env.run("daemon", "stop")
-        assert stopped.returncode in (0, 2), stopped.stderr  # 2: never started
 
 
 def test_nvim_client_drives_every_feature(
