@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error or daemon not running.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -66,6 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except KeyboardInterrupt:
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        # The reader went away (`shadowtab daemon status --json | head`): stop quietly;
+        # point stdout at /dev/null so the interpreter's final flush does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
 
 
