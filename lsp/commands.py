@@ -87,9 +87,7 @@ class CommandRunner:
 
     async def lock_take(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
-        mode = args.get("mode", "keep")
-        if mode not in TAKE_MODES:
-            raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
+        mode = take_mode(args)
         result = await asyncio.to_thread(workspace.take, mode)
         self.sync_editors(workspace)
         return result.to_dict()
@@ -101,9 +99,7 @@ class CommandRunner:
 
     async def lock_toggle(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
-        mode = args.get("mode", "keep")
-        if mode not in TAKE_MODES:
-            raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
+        mode = take_mode(args)
         result = await asyncio.to_thread(workspace.toggle, mode)
         self.sync_editors(workspace)
         return result
@@ -125,6 +121,14 @@ class CommandRunner:
                 view = session.sync.view_text(uri)
                 if document is not None and view is not None and document.text != view:
                     push_full_text(session, uri, view, document.text)
+
+
+def take_mode(args: dict[str, Any]) -> str:
+    """The `mode` argument of take and toggle (default keep); ValueError if unknown."""
+    mode = args.get("mode", "keep")
+    if mode not in TAKE_MODES:
+        raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
+    return str(mode)
 
 
 def lock_summary(workspace: ShadowWorkspace) -> dict[str, Any]:
