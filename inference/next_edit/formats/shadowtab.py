@@ -1,0 +1,245 @@
+"""The `shadowtab` prompt format: the layout our own next-edit adapter is trained on.
+
+Sections, most stable first, so that consecutive keystrokes reuse the KV cache (only
+the tail of the in-progress diff changes while the user types one edit):
+
+    <filename>PATH\n
+    CONTEXT ABOVE THE REGION                    (fixed while the region stays put)
+    <issue_start>PAST EDITS                     (changes when an edit completes)
+    <jupyter_start>REGION BEFORE THE EDIT       (the region as it was before the edit
+    <jupyter_text>CONTEXT BELOW THE REGION       being typed; fixed while typing it)
+    <issue_comment>THE EDIT BEING TYPED         (whole lines, `-` old / `+` now)
+    <jupyter_code>                              -> the model writes the updated region,
+                                                   then its end-of-sequence token
+
+The markers are SmolLM2's control tokens: single tokens that user text cannot forge,
+because user text is escaped (ESCAPE after the `<` of any control string) and the
+model's answer is unescaped. The region is anchored to the edit being typed, not to
+the cursor, so pressing Enter inside the edit does not move it.
+
+This module is pure: plain strings and offsets in, a prompt out. The training code in
+`training/` renders its examples with the same function, so the adapter sees exactly
+what the predictor sends.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+NAME = "shadowtab"
+
+FILE = "<filename>"
+PAST = "<issue_start>"
+REGION = "<jupyter_start>"
+BELOW = "<jupyter_text>"
+TYPING = "<issue_comment>"
+ANSWER = "<jupyter_code>"
+# Every control string of SmolLM2's vocabulary (ids 0-16): none may appear unescaped.
+CONTROL_STRINGS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<repo_name>",
+    "<reponame>",
+    "<file_sep>",
+    "<filename>",
+    "<gh_stars>",
+    "<issue_start>",
+    "<issue_comment>",
+    "<issue_closed>",
+    "<jupyter_start>",
+    "<jupyter_text>",
+    "<jupyter_code>",
+    "<jupyter_output>",
+    "<jupyter_script>",
+    "<empty_output>",
+)
+ESCAPE = "\u2063"  # INVISIBLE SEPARATOR, put after the `<` of a control string
+
+CONTEXT_LINES_ABOVE = 24
+REGION_LINES_ABOVE = 3  # region lines above the first line of the edit (or cursor)
+REGION_LINES_BELOW = 6  # region lines below its last line
+CONTEXT_LINES_BELOW = 6
+MAX_EDIT_LINES = 24  # a longer edit in progress is shown as a past edit instead
+MAX_PAST_EDITS = 6
+MAX_PAST_EDITS_CHARS = 1600  # about 400 tokens; the oldest are dropped first
+PAST_EDIT_CONTEXT_LINES = 1
+
+
+@dataclass(frozen=True)
+class PastEdit:
+    """A completed edit: the file's text just before and just after it."""
+
+    path: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class EditInProgress:
+    """The edit being typed: text[start:start + len(new_text)] of the current text was
+    old_text before the user began it."""
+
+    start: int
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the predictor knows when it asks: the file now, the cursor, the edits."""
+
+    path: str
+    text: str
+    cursor: int  # str offset into text
+    in_progress: EditInProgress | None = None
+    past_edits: Sequence[PastEdit] = ()  # oldest first
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """The model rewrites text[region_start:region_end] (whole lines, with their
+    newlines); `draft` is that region as it is now: the speculative draft, and what
+    the model should write when nothing needs to change."""
+
+    prompt: str
+    draft: str
+    region_start: int
+    region_end: int
+
+
+def escape(text: str) -> str:
+    """User text with every control string broken by ESCAPE (see `unescape`)."""
+    if "<" not in text:
+        return text
+    for control in CONTROL_STRINGS:
+        text = text.replace(control, control[0] + ESCAPE + control[1:])
+    return text
+
+
+def unescape(text: str) -> str:
+    return text.replace("<" + ESCAPE, "<")
+
+
+def line_starts(text: str) -> list[int]:
+    """Offset of the first character of each line."""
+    starts = [0]
+    index = text.find("\n")
+    while index != -1:
+        starts.append(index + 1)
+        index = text.find("\n", index + 1)
+    return starts
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset) - 1
+
+
+def _lines_span(text: str, starts: list[int], first: int, last: int) -> tuple[int, int]:
+    """Offsets of lines first..last inclusive, the last line's newline included."""
+    first = max(0, first)
+    last = min(len(starts) - 1, last)
+    end = starts[last + 1] if last + 1 < len(starts) else len(text)
+    return starts[first], end
+
+
+def render_past_edits(edits: Sequence[PastEdit]) -> str:
+    """Each edit as `PATH` + a unified diff with one line of context, newest last,
+    the oldest dropped to stay inside MAX_PAST_EDITS_CHARS."""
+    blocks: list[str] = []
+    for edit in list(edits)[-MAX_PAST_EDITS:]:
+        diff = difflib.unified_diff(
+            edit.before.splitlines(keepends=True),
+            edit.after.splitlines(keepends=True),
+            n=PAST_EDIT_CONTEXT_LINES,
+            lineterm="",
+        )
+        lines = [line if line.endswith("\n") else line + "\n" for line in list(diff)[2:]]
+        if lines:
+            blocks.append(f"{edit.path}\n{''.join(lines)}")
+    while blocks and sum(map(len, blocks)) > MAX_PAST_EDITS_CHARS:
+        blocks.pop(0)
+    return "".join(blocks)
+
+
+def _typing_diff(old_lines: str, new_lines: str) -> str:
+    minus = "".join(f"-{line}\n" for line in old_lines.splitlines()) if old_lines else ""
+    plus = "".join(f"+{line}\n" for line in new_lines.splitlines()) if new_lines else ""
+    return minus + plus
+
+
+def render(situation: Situation) -> RenderedPrompt | None:
+    """The prompt for `situation`, or None when it cannot be rendered faithfully (the
+    text holds the escape character itself)."""
+    text = situation.text
+    if ESCAPE in text:
+        return None
+    starts = line_starts(text)
+    edit = situation.in_progress
+    if edit is not None and not _usable(text, edit):
+        edit = None
+    if edit is None:
+        first = last = _line_of(starts, min(max(situation.cursor, 0), len(text)))
+        old_lines = new_lines = ""
+    else:
+        first = _line_of(starts, edit.start)
+        last = _line_of(starts, edit.start + len(edit.new_text))
+        edit_start, edit_end = _lines_span(text, starts, first, last)
+        new_lines = text[edit_start:edit_end]
+        old_lines = (
+            text[edit_start : edit.start]
+            + edit.old_text
+            + text[edit.start + len(edit.new_text) : edit_end]
+        )
+    region_start, region_end = _lines_span(
+        text, starts, first - REGION_LINES_ABOVE, last + REGION_LINES_BELOW
+    )
+    context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
+    below_end = _lines_span(
+        text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW
+    )[1]
+    region_now = text[region_start:region_end]
+    region_before = region_now
+    if edit is not None:
+        cut = edit.start - region_start
+        region_before = (
+            region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
+        )
+    prompt = "".join(
+        (
+            f"{FILE}{escape(situation.path)}\n",
+            escape(text[context_start:region_start]),
+            PAST,
+            escape(render_past_edits(situation.past_edits)),
+            REGION,
+            escape(region_before),
+            BELOW,
+            escape(text[region_end:below_end]),
+            TYPING,
+            escape(_typing_diff(old_lines, new_lines)),
+            ANSWER,
+        )
+    )
+    return RenderedPrompt(prompt, escape(region_now), region_start, region_end)
+
+
+def _usable(text: str, edit: EditInProgress) -> bool:
+    """The edit lies in the text as described and spans few enough lines to be shown."""
+    end = edit.start + len(edit.new_text)
+    if edit.start < 0 or end > len(text) or text[edit.start : end] != edit.new_text:
+        return False
+    lines = max(edit.old_text.count("\n"), edit.new_text.count("\n")) + 1
+    return lines <= MAX_EDIT_LINES
+
+
+def parse_answer(answer: str) -> str | None:
+    """The updated region from the model's answer (the text it wrote before its
+    end-of-sequence token), or None when the answer is not a clean region: a stray
+    marker or escape, or no end. Callers pass only answers that ended on the model's
+    end-of-sequence token; a cut-off answer is no answer."""
+    if any(control in answer for control in CONTROL_STRINGS):
+        return None
+    return unescape(answer)
