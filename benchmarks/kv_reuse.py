@@ -1,6 +1,6 @@
 """KV cache reuse while typing: replay typing real code into a ~1,500-token file, one
 keystroke per character, with prompts built as the predictor builds them
-(shadowtab.inference.prompts). Prints one JSON line:
+(shadowtab.inference.next_edit.prompts). Prints one JSON line:
 
 - median share of prompt tokens served from the cache per keystroke (a request on every
   keystroke), for the inline-completion and the next-edit layouts;
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.prompts import RecentEdit, completion_prompt, next_edit_prompt
+from shadowtab.inference.next_edit.prompts import RecentEdit, completion_prompt, next_edit_prompt
 
 FILE_TOKENS = 1500
 MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing

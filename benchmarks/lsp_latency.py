@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve()
 
 def build_hub(state: Path) -> Any:
     from shadowtab.inference import EngineOptions
-    from shadowtab.inference.predictor import FixedPredictor
+    from shadowtab.inference.next_edit.predictor import FixedPredictor
     from shadowtab.lsp.hub import Hub, HubOptions
 
     options = HubOptions(

@@ -1,16 +1,27 @@
 """`shadowtab predict`: ask the model for ghost text and a next edit at a place in a
-file, in this process (no daemon, no editor). For trying models and prompts."""
+file, in this process (no daemon, no editor), through the same next-edit pipeline and
+lint gate as the editors. For trying models and prompts."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from shadowtab.inference.next_edit.predictor import (
+        Check,
+        EditCandidate,
+        PredictionRequest,
+        Predictor,
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +61,8 @@ def offset_of(text: str, line: int, column: int) -> int:
 def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon.config import ConfigError, load_settings
     from shadowtab.inference import EngineError, create_engine
-    from shadowtab.inference.predictor import EnginePredictor, PredictionRequest
+    from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
+    from shadowtab.lsp.prediction_check import linters_check
 
     try:
         path, line, column = parse_location(args.location)
@@ -68,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         engine = create_engine(settings.engine_options())
-        result = predict(EnginePredictor(lambda: engine), request, args.kind)
+        check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
+        result = predict(EnginePredictor(lambda: engine), request, args.kind, check)
     except EngineError as exc:
         print(f"shadowtab predict: {exc}", file=sys.stderr)
         return EXIT_FAILURE
@@ -76,20 +89,34 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def predict(predictor: Any, request: Any, kind: str) -> dict[str, Any]:
+def predict(
+    predictor: Predictor, request: PredictionRequest, kind: str, check: Check | None = None
+) -> dict[str, Any]:
     result: dict[str, Any] = {}
     if kind in ("inline", "both"):
         started = time.perf_counter()
-        result["inline"] = [c.text for c in predictor.inline(request)]
+        found = _checked(predictor, request, True, check)
+        result["inline"] = [c.new_text for c in found]
         result["inline_seconds"] = round(time.perf_counter() - started, 3)
     if kind in ("next-edit", "both"):
         started = time.perf_counter()
-        edits = predictor.next_edit(request)
+        edits = _checked(predictor, request, False, check)
         result["next_edit"] = [
             {"old": request.text[e.start : e.end], "new": e.new_text} for e in edits
         ]
         result["next_edit_seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _checked(
+    predictor: Predictor, request: PredictionRequest, inline: bool, check: Check | None
+) -> list[EditCandidate]:
+    from shadowtab.inference.next_edit.predictor import checked_candidates
+
+    async def run(call: Any) -> list[EditCandidate]:
+        return list(call(threading.Event()))  # blocking is fine here: nothing else runs
+
+    return asyncio.run(checked_candidates(predictor, request, inline, run, check))
 
 
 def print_result(result: dict[str, Any], as_json: bool) -> None:

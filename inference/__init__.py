@@ -1,12 +1,32 @@
-"""Engines (llama.cpp default), KV cache manager, prompt formats, speculative edits,
-predictors. Imports nothing from lsp, shadow_workspace, daemon."""
+"""Inference: `engines/` (the Engine interface, llama.cpp, off) and `next_edit/` (prompt
+formats, filters, the predictor). Imports nothing from lsp, shadow_workspace, daemon.
 
-from .engine_api import CacheInfo, Completion, Engine, EngineKind, EngineOptions, RequestStats
-from .errors import Cancelled, EngineError, EngineNotReady, ModelLoadError
-from .factory import create_engine
-from .llama_engine import LlamaCppEngine
-from .model_files import default_model_path
-from .off_engine import OffEngine
+Importing this package loads no native library: LlamaCppEngine (whose module loads
+llama.cpp) is resolved on first use through the module `__getattr__`, so the CLI and the
+language server stay light until a model is actually built."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .engines import create_engine
+from .engines.api import (
+    CacheInfo,
+    Cancelled,
+    Completion,
+    Engine,
+    EngineError,
+    EngineKind,
+    EngineNotReady,
+    EngineOptions,
+    ModelLoadError,
+    RequestStats,
+)
+from .engines.llama_cpp.model_files import default_model_path
+from .engines.off import OffEngine
+
+if TYPE_CHECKING:
+    from .engines.llama_cpp.engine import LlamaCppEngine
 
 __all__ = [
     "CacheInfo",
@@ -24,3 +44,11 @@ __all__ = [
     "create_engine",
     "default_model_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LlamaCppEngine":
+        from .engines.llama_cpp.engine import LlamaCppEngine
+
+        return LlamaCppEngine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

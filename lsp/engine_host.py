@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
-    from shadowtab.inference.predictor import Predictor
+    from shadowtab.inference.next_edit.predictor import Predictor
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class EngineHost:
         if self.options.kind == "off":
             return None
         if self._default_predictor is None:
-            from shadowtab.inference.predictor import EnginePredictor
+            from shadowtab.inference.next_edit.predictor import EnginePredictor
 
             self._default_predictor = EnginePredictor(self.get_engine)
         return self._default_predictor

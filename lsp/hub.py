@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
 from shadowtab.lsp.features import telemetry
+from shadowtab.lsp.prediction_check import LintCache
 from shadowtab.lsp.predictions import PredictionService
 from shadowtab.lsp.session import Session
 from shadowtab.lsp.transport import StreamWriterAdapter, open_stdio
@@ -21,7 +22,7 @@ from shadowtab.lsp.workspace_registry import WorkspaceRegistry
 
 if TYPE_CHECKING:
     from shadowtab.inference import EngineOptions
-    from shadowtab.inference.predictor import Predictor
+    from shadowtab.inference.next_edit.predictor import Predictor
     from shadowtab.shadow_workspace import LinterSpec
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class Hub:
         self.sessions: set[Session] = set()
         self.commands = CommandRunner(self)
         self.predictions = PredictionService(self, options.warm_debounce_ms / 1000)
+        self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
         self._next_session_id = 1
         self._closed = False
 

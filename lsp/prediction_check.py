@@ -1,97 +1,92 @@
-"""Checks predictions in the shadow workspace before an editor sees them: each candidate
-is applied to a scratch copy of the text and linted; candidates that add errors are
-dropped (diagnostics_delta: what the edit introduced)."""
+"""The lint gate wired to shadowtab's linters: next_edit.filters.lint_gate decides, this
+module gives it the callables (each candidate applied to a scratch copy of the text,
+never the document, and linted; diagnostics_delta says what the edit introduced)."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
+import functools
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 
+from shadowtab.inference.next_edit.filters import Replacement, lint_gate
+from shadowtab.inference.next_edit.predictor import Check, EditCandidate
 from shadowtab.lsp.edits_push import utf16_position
 from shadowtab.shadow_workspace import (
     Diagnostic,
+    LinterSpec,
     Position,
     Range,
     ShadowWorkspace,
     TextChange,
     diagnostics_delta,
+    lint_text,
 )
 
-logger = logging.getLogger(__name__)
-
 ERROR = 1
-
-
-@dataclass(frozen=True)
-class TextCandidate:
-    """A candidate as a replacement of text[start:end]."""
-
-    start: int
-    end: int
-    new_text: str
-
-    def apply(self, text: str) -> str:
-        return text[: self.start] + self.new_text + text[self.end :]
-
-    def as_change(self, text: str) -> TextChange:
-        start, end = utf16_position(text, self.start), utf16_position(text, self.end)
-        rng = Range(Position(start.line, start.character), Position(end.line, end.character))
-        return TextChange(rng, self.new_text)
+LintText = Callable[[str], Awaitable[list[Diagnostic]]]
 
 
 class LintCache:
     """Diagnostics of recently linted texts: the text before the candidates is the same
-    for every request between two keystrokes (inline, then next edit, then a retry)."""
+    for every request between two keystrokes (inline, then next edit, then a retry).
+    The hub holds one for all sessions."""
 
     def __init__(self, size: int = 16) -> None:
         self._size = size
         self._entries: OrderedDict[tuple[str, str], list[Diagnostic]] = OrderedDict()
 
-    async def lint(
-        self, workspace: ShadowWorkspace, path: str, text: str, language_id: str
-    ) -> list[Diagnostic]:
+    async def lint(self, path: str, text: str, lint: LintText) -> list[Diagnostic]:
         key = (path, text)
         if (cached := self._entries.get(key)) is not None:
             self._entries.move_to_end(key)
             return cached
-        diagnostics = await workspace.lint_text(path, text, language_id)
+        diagnostics = await lint(text)
         self._entries[key] = diagnostics
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
         return diagnostics
 
 
-_before_cache = LintCache()
+def as_change(text: str, candidate: Replacement) -> TextChange:
+    start, end = utf16_position(text, candidate.start), utf16_position(text, candidate.end)
+    rng = Range(Position(start.line, start.character), Position(end.line, end.character))
+    return TextChange(rng, candidate.new_text)
 
 
-async def keep_clean(
-    workspace: ShadowWorkspace,
-    path: str,
+def adds_errors(
     text: str,
-    language_id: str,
-    candidates: Sequence[TextCandidate],
-) -> list[bool]:
-    """For each candidate: True when applying it adds no error diagnostic."""
-    if not candidates:
-        return []
-    try:
-        lints = await asyncio.gather(
-            _before_cache.lint(workspace, path, text, language_id),
-            *(workspace.lint_text(path, c.apply(text), language_id) for c in candidates),
-        )
-    except Exception as exc:  # a broken linter must not hide every suggestion
-        logger.warning("lint of predictions for %s failed: %s", path, exc)
-        return [True] * len(candidates)
-    before = lints[0]
-    return [
-        not _adds_errors(before, after, c.as_change(text))
-        for c, after in zip(candidates, lints[1:], strict=True)
-    ]
-
-
-def _adds_errors(before: list[Diagnostic], after: list[Diagnostic], change: TextChange) -> bool:
-    introduced = diagnostics_delta(before, after, [change])
+    before: Sequence[Diagnostic],
+    after: Sequence[Diagnostic],
+    candidate: Replacement,
+) -> bool:
+    introduced = diagnostics_delta(list(before), list(after), [as_change(text, candidate)])
     return any(d.severity == ERROR for d in introduced)
+
+
+def check_with(lint: LintText, lint_before: LintText | None = None) -> Check:
+    """The pipeline's lint gate over `lint` (a text's diagnostics)."""
+
+    async def check(text: str, candidates: Sequence[EditCandidate]) -> list[bool]:
+        return await lint_gate(text, candidates, lint, adds_errors, lint_before)
+
+    return check
+
+
+def workspace_check(
+    workspace: ShadowWorkspace, path: str, language_id: str, cache: LintCache
+) -> Check:
+    """Editors: lint with the workspace's linters; the unchanged text through `cache`."""
+    lint: LintText = functools.partial(workspace.lint_text, path, language_id=language_id)
+    return check_with(lint, lambda text: cache.lint(path, text, lint))
+
+
+def linters_check(
+    linters: Mapping[str, LinterSpec], path: Path, language_id: str, cwd: Path
+) -> Check:
+    """`shadowtab predict`: the same gate with the configured linters, no workspace."""
+
+    async def lint(text: str) -> list[Diagnostic]:
+        return (await lint_text(linters, path, text, language_id, cwd)).diagnostics
+
+    return check_with(lint)

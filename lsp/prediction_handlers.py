@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from shadowtab.inference.next_edit.predictor import EditCandidate, checked_candidates
 from shadowtab.lsp.convert import to_lsp_range
-from shadowtab.lsp.prediction_check import TextCandidate, keep_clean
+from shadowtab.lsp.prediction_check import workspace_check
 from shadowtab.lsp.predictions import PredictionCancelled
 from shadowtab.shadow_workspace import Range, ShadowDocument, ShadowError
 
 if TYPE_CHECKING:
-    from shadowtab.inference.predictor import PredictionRequest
+    from shadowtab.inference.next_edit.predictor import PredictionRequest
     from shadowtab.lsp.session import Session
 
 INLINE_CANDIDATES = 3
@@ -63,22 +64,19 @@ async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
 
 async def _predict(
     session: Session, uri: str, line: int, character: int, inline: bool
-) -> tuple[PredictionRequest, ShadowDocument, list[TextCandidate]] | None:
+) -> tuple[PredictionRequest, ShadowDocument, list[EditCandidate]] | None:
     """Ask the predictor in a worker, keep the candidates that add no errors; None when
     there is no predictor. ContentModified when the text changed meanwhile."""
     request = _request(session, uri, line, character, inline)
     predictor = session.hub.predictor
     if predictor is None:
         return None
-    service = session.hub.predictions
-    if inline:
-        texts = await service.run(uri, lambda cancel: predictor.inline(request, cancel))
-        candidates = [TextCandidate(request.cursor, request.cursor, c.text) for c in texts]
-    else:
-        edits = await service.run(uri, lambda cancel: predictor.next_edit(request, cancel))
-        candidates = [TextCandidate(c.start, c.end, c.new_text) for c in edits]
-    clean = await _keep_clean(session, uri, request, candidates)
-    document = session.hub.workspaces.for_uri(uri).document(uri)
+    workspace = session.hub.workspaces.for_uri(uri)
+    check = workspace_check(workspace, request.path, request.language_id, session.hub.lint_cache)
+    clean = await checked_candidates(
+        predictor, request, inline, lambda call: session.hub.predictions.run(uri, call), check
+    )
+    document = workspace.document(uri)
     if document is None or document.text != request.text:
         raise PredictionCancelled(f"{uri} changed; prediction dropped")
     return request, document, clean
@@ -121,13 +119,3 @@ def _request(
         return session.hub.predictions.request_for(session, uri, line, character, count)
     except (ValueError, ShadowError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
-
-
-async def _keep_clean(
-    session: Session, uri: str, request: PredictionRequest, candidates: list[TextCandidate]
-) -> list[TextCandidate]:
-    workspace = session.hub.workspaces.for_uri(uri)
-    verdicts = await keep_clean(
-        workspace, request.path, request.text, request.language_id, candidates
-    )
-    return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]

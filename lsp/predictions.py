@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from pygls.exceptions import JsonRpcContentModified
-from shadowtab.inference.predictor import PredictionRequest, RecentEdit
+from shadowtab.inference.next_edit.predictor import PredictionRequest, RecentEdit
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class PredictionService:
 
 
 def _is_cancellation(exc: Exception) -> bool:
-    from shadowtab.inference.errors import Cancelled
+    from shadowtab.inference.engines.api import Cancelled
 
     return isinstance(exc, Cancelled)
 

@@ -14,7 +14,7 @@ from .errors import (
     UnsupportedFile,
 )
 from .history import EditHistory
-from .linting import DEFAULT_LINTERS, LinterSpec, LintReport
+from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import Diagnostic, EditEvent, Position, Range, TextChange
 from .registry import Workspaces
 from .save_lock import LockEvent, SaveLock, TakeResult
@@ -47,6 +47,7 @@ __all__ = [
     "UnsupportedFile",
     "Workspaces",
     "diagnostics_delta",
+    "lint_text",
     "path_to_uri",
     "uri_to_path",
 ]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from shadowtab.daemon.config import load_settings
-from shadowtab.inference.predictor import EditCandidate, FixedPredictor
+from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
 from shadowtab.lsp.hub import Hub
 
 GHOST_TEXT = ".title()"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shadowtab.inference.kv_cache import PrefixCache, common_prefix_length
-from shadowtab.inference.request_limits import truncate_prompt
-from shadowtab.inference.speculative import DraftCursor, DraftPolicy
-from shadowtab.inference.text_output import TextAssembler
+from shadowtab.inference.engines.api import truncate_prompt
+from shadowtab.inference.engines.llama_cpp.draft import DraftCursor, DraftPolicy
+from shadowtab.inference.engines.llama_cpp.kv_cache import PrefixCache, common_prefix_length
+from shadowtab.inference.engines.llama_cpp.text_output import TextAssembler
 
 
 def follow(cursor: DraftCursor, produced: list[int]) -> list[int | None]:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
 from shadowtab.daemon.paths import data_dir, state_dir
-from shadowtab.inference.engine_api import EngineOptions
-from shadowtab.inference.predictor import EditCandidate, FixedPredictor
+from shadowtab.inference.engines.api import EngineOptions
+from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 

@@ -16,7 +16,7 @@ import pytest
 from lsp_helpers import eventually, initialize_params
 from pygls.protocol import default_converter
 from shadowtab.inference import EngineOptions
-from shadowtab.inference.predictor import FixedPredictor
+from shadowtab.inference.next_edit.predictor import FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
 
 

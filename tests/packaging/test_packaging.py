@@ -9,7 +9,16 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBPACKAGES = ("daemon", "lsp", "shadow_workspace", "inference")
+SUBPACKAGES = (
+    "daemon",
+    "lsp",
+    "shadow_workspace",
+    "inference",
+    "inference.engines",
+    "inference.engines.llama_cpp",
+    "inference.next_edit",
+    "inference.next_edit.formats",
+)
 
 
 def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
@@ -24,7 +33,7 @@ def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
     assert {t for t in top_levels if not t.startswith("shadowtab-")} == {"shadowtab"}
     assert "shadowtab/__init__.py" not in names  # a namespace package
     for part in SUBPACKAGES:
-        assert f"shadowtab/{part}/__init__.py" in names
+        assert f"shadowtab/{part.replace('.', '/')}/__init__.py" in names
 
     target = tmp_path / "site"
     subprocess.run(

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .engine_api import CacheInfo
+from ..api import CacheInfo
 
 
 class SequenceOps(Protocol):

@@ -13,7 +13,7 @@ import llama_cpp
 import numpy as np
 import numpy.typing as npt
 
-from .errors import EngineError, ModelLoadError
+from ..api import EngineError, ModelLoadError
 from .model_files import check_gguf_file
 
 # llama-cpp-python's log callback prints every llama.cpp line unless its logger says otherwise.

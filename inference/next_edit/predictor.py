@@ -7,17 +7,15 @@ in a worker thread and cancels them with a threading.Event when a newer keystrok
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, TypeVar
 
+from ..engines.api import Engine
+from .filters import deletes_just_typed, is_noise
 from .prompts import RecentEdit, completion_prompt, next_edit_prompt
-
-if TYPE_CHECKING:
-    from . import Engine
 
 __all__ = [
     "EditCandidate",
@@ -27,11 +25,13 @@ __all__ = [
     "PredictionRequest",
     "Predictor",
     "RecentEdit",
+    "checked_candidates",
 ]
 
 INLINE_MAX_TOKENS = 24
 MAX_CANDIDATES = 8  # the engine's limit on n
 NEXT_EDIT_EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -88,29 +88,6 @@ def minimal_edit(old: str, new: str, offset: int) -> EditCandidate | None:
     old_end = len(old) if old_end == -1 else old_end
     tail = len(old) - old_end
     return EditCandidate(offset + start, offset + old_end, new[start : len(new) - tail])
-
-
-# A rewrite less similar to the region than this is the model wandering off, not an edit.
-MIN_REWRITE_SIMILARITY = 0.6
-
-
-def is_noise(old: str, new: str) -> bool:
-    """Edits not worth showing: whitespace-only changes, and rewrites that share too
-    little with the region to be an edit of it."""
-    if "".join(old.split()) == "".join(new.split()):
-        return True
-    return difflib.SequenceMatcher(None, old, new).ratio() < MIN_REWRITE_SIMILARITY
-
-
-def deletes_just_typed(candidate: EditCandidate, request: PredictionRequest) -> bool:
-    """True when the candidate would remove what the user's last edit inserted."""
-    if not request.recent_edits:
-        return False
-    typed = request.recent_edits[-1].new_text.strip()
-    if not typed:
-        return False
-    removed = request.text[candidate.start : candidate.end]
-    return typed in removed and typed not in candidate.new_text
 
 
 class EnginePredictor:
@@ -218,3 +195,33 @@ class FixedPredictor:
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         self.calls.append("warm")
+
+
+# Runs a blocking predictor call (given its cancel event) in a worker thread.
+RunBlocking = Callable[[Callable[[threading.Event], T]], Awaitable[T]]
+# The lint gate (filters.lint_gate with the caller's linters): a verdict per candidate.
+Check = Callable[[str, Sequence[EditCandidate]], Awaitable[list[bool]]]
+
+
+async def checked_candidates(
+    predictor: Predictor,
+    request: PredictionRequest,
+    inline: bool,
+    run: RunBlocking[list[EditCandidate]],
+    check: Check | None = None,
+) -> list[EditCandidate]:
+    """The next-edit pipeline the editors and `shadowtab predict` share: ask the
+    predictor (ghost text becomes an insertion at the cursor), then keep the candidates
+    the lint gate passes, best first."""
+
+    def call(cancel: threading.Event) -> list[EditCandidate]:
+        if not inline:
+            return predictor.next_edit(request, cancel)
+        found = predictor.inline(request, cancel)
+        return [EditCandidate(request.cursor, request.cursor, c.text) for c in found]
+
+    candidates = await run(call)
+    if check is None:
+        return candidates
+    verdicts = await check(request.text, candidates)
+    return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from shadowtab.inference.predictor import EditCandidate, minimal_edit
-from shadowtab.inference.prompts import (
+from shadowtab.inference.next_edit.predictor import EditCandidate, minimal_edit
+from shadowtab.inference.next_edit.prompts import (
     RecentEdit,
     completion_prompt,
     editable_region,
@@ -70,7 +70,7 @@ def test_minimal_edit_reproduces_the_new_text(old: str, new: str) -> None:
 
 
 def test_noise_filter_drops_whitespace_changes_and_unrelated_rewrites() -> None:
-    from shadowtab.inference.predictor import is_noise
+    from shadowtab.inference.next_edit.filters import is_noise
 
     old = "def f(x):\n    return x + 1\n"
     assert is_noise(old, "def f(x):\n        return x + 1\n")

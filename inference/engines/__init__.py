@@ -1,13 +1,12 @@
-"""create_engine: the engine the configuration asks for."""
+"""The engines behind the Engine interface (engines/api.py) and `create_engine`, which
+builds the one the configuration asks for. Importing this package loads no native
+library: an engine's module is imported when the engine is built."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .engine_api import Engine, EngineOptions
-from .errors import EngineError
-from .llama_engine import LlamaCppEngine
-from .off_engine import OffEngine
+from .api import Engine, EngineError, EngineOptions
 
 
 def create_engine(
@@ -16,8 +15,12 @@ def create_engine(
     """Build and load the engine (blocking: the daemon calls it in a background thread).
     Raises EngineError (ModelLoadError) with a clear message when the model cannot load."""
     if options.kind == "off":
+        from .off import OffEngine
+
         return OffEngine()
     if options.kind == "llama.cpp":
+        from .llama_cpp.engine import LlamaCppEngine  # loads llama.cpp's native library
+
         return LlamaCppEngine(
             model_path=options.model_path,
             n_ctx=options.n_ctx,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-from .errors import Cancelled
+from ..api import Cancelled
 
 
 class CancelFlag(Protocol):

@@ -7,8 +7,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
-from .engine_api import CacheInfo, Completion, RequestStats
-from .errors import EngineError
+from .api import CacheInfo, Completion, EngineError, RequestStats
 
 OFF_MESSAGE = 'the inference engine is off (engine kind "off" in the configuration)'
 

@@ -10,18 +10,23 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..api import (
+    CacheInfo,
+    Completion,
+    EngineError,
+    EngineNotReady,
+    RequestLimits,
+    RequestStats,
+    check_request,
+    truncate_prompt,
+)
 from .decoding import SequenceWriter, prefill_only
-from .engine_api import CacheInfo, Completion, RequestStats
-from .errors import EngineError, EngineNotReady
 from .generation import GenerationRequest, run_generation
 from .kv_cache import PrefixCache
-from .llama_runtime import ContextConfig, LlamaRuntime
-from .model_files import default_model_path
-from .quantize import requantize
-from .request_limits import RequestLimits, check_request, truncate_prompt
+from .model_files import default_model_path, requantize
+from .runtime import ContextConfig, LlamaRuntime
 from .scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
-from .streaming import stream_in_thread
-from .text_output import Emit
+from .text_output import Emit, stream_in_thread
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..api import Completion, RequestStats
 from .decoding import Guard, Logits, SequenceWriter, TokenSink, greedy, prefill, speculative
-from .engine_api import Completion, RequestStats
+from .draft import DraftPolicy
 from .kv_cache import PrefixCache
-from .llama_runtime import LlamaRuntime
-from .speculative import DraftPolicy
+from .runtime import LlamaRuntime
 from .text_output import Emit, TextAssembler
 
 PromptTokenizer = Callable[[LlamaRuntime, str, int, RequestStats], list[int]]

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .engine_api import RequestStats
-from .llama_runtime import LlamaRuntime
-from .speculative import DraftCursor, DraftPolicy
+from ..api import RequestStats
+from .draft import DraftCursor, DraftPolicy
+from .runtime import LlamaRuntime
 from .text_output import TextAssembler
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
