@@ -43,7 +43,6 @@ class WorkspaceRegistry:
             self._workspaces = Workspaces(
                 journal_dir=self.options.state_dir / "journal",
                 linters=self.options.linters,
-                lint_debounce_s=self.options.lint_debounce_ms / 1000,
             )
         return self._workspaces
 
@@ -128,7 +127,7 @@ class WorkspaceRegistry:
         self.diagnostics.close()
         if self._workspaces is not None:
             try:
-                await self._workspaces.aclose()
+                self._workspaces.close()
             except Exception:
                 logger.exception("closing the shadow workspaces")
 

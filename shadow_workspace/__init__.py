@@ -1,24 +1,29 @@
 """Overlay documents and edits (UTF-16 positions), save lock, linters run on unsaved
 text, disk watcher, atomic commit, journal. Imports nothing from lsp, inference, daemon."""
 
-from .conflicts import Conflict, DiskEvent, ModelEditResult
 from .diagnostics_delta import diagnostics_delta
 from .disk import DiskBase, path_to_uri, uri_to_path
+from .disk_sync import DiskEvent
 from .document import ShadowDocument
-from .errors import (
+from .history import EditHistory
+from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
+from .model import (
     CommitConflict,
+    Diagnostic,
+    EditEvent,
     PathOutsideRoot,
+    Position,
+    Range,
     ShadowError,
     StaleVersion,
+    TextChange,
     UnknownDocument,
     UnsupportedFile,
 )
-from .history import EditHistory
-from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
-from .model import Diagnostic, EditEvent, Position, Range, TextChange
 from .registry import Workspaces
 from .save_lock import LockEvent, SaveLock, TakeResult
-from .workspace import ShadowWorkspace
+from .store import Conflict, DocumentStore
+from .workspace import ModelEditResult, ShadowWorkspace
 
 __all__ = [
     "DEFAULT_LINTERS",
@@ -27,6 +32,7 @@ __all__ = [
     "Diagnostic",
     "DiskBase",
     "DiskEvent",
+    "DocumentStore",
     "EditEvent",
     "EditHistory",
     "LintReport",

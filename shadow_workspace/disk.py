@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-from .errors import CommitConflict, PathOutsideRoot, UnsupportedFile
+from .model import CommitConflict, PathOutsideRoot, UnsupportedFile
 
 BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 64 * 1024 * 1024  # larger files are refused, not loaded

@@ -1,58 +1,63 @@
 """Keeping shadow documents and the disk apart but consistent: following outside
-changes, rebasing after saves, discarding, and restoring pending edits from the journal.
-Functions here run under the workspace's mutex."""
+changes, rebasing after saves, discarding (all pending edits, or only the model's while
+the user's unsaved typing survives). Functions here take the workspace's DocumentStore
+and run under the workspace's mutex."""
 
 from __future__ import annotations
 
 import contextlib
 import glob
 import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
-from .conflicts import Conflict, DiskEvent
 from .disk import TEMP_SUFFIX, read_text, resolve_inside, same_content
 from .document import ShadowDocument
-from .errors import ShadowError
-
-if TYPE_CHECKING:
-    from .workspace import ShadowWorkspace
+from .model import ShadowError
+from .save_lock import TakeResult
+from .store import DocumentStore
 
 log = logging.getLogger(__name__)
 
-
-def snapshot_of(doc: ShadowDocument) -> dict[str, Any]:
-    return {
-        "uri": doc.uri,
-        "path": str(doc.path),
-        "version": doc.version,
-        "language_id": doc.language_id,
-        "base": doc.base.to_dict(),
-        "base_text": doc.base_text,
-        "text": doc.text,
-        "bom": doc.bom,
-        "model_edits": doc.model_edits,
-    }
+DiskEventKind = Literal["followed", "rebased", "changed", "conflict", "dropped"]
 
 
-def follow_disk(ws: ShadowWorkspace, doc: ShadowDocument) -> DiskEvent | None:
+@dataclass(frozen=True, slots=True)
+class DiskEvent:
+    """followed: a document without pending edits took the disk text; rebased: the disk
+    now holds the shadow text; changed: an open, clean document's file changed (the
+    editor reloads it); conflict: pending edits and a different disk, both kept;
+    dropped: a clean, closed document's file went away."""
+
+    uri: str
+    kind: DiskEventKind
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DiskListener = Callable[[DiskEvent], None]
+
+
+def follow_disk(store: DocumentStore, doc: ShadowDocument) -> DiskEvent | None:
     """The file of `doc` changed on disk: follow it, rebase, or report a conflict."""
     try:
-        on_disk = read_text(resolve_inside(ws.root, doc.path))
+        on_disk = read_text(resolve_inside(store.root, doc.path))
     except ShadowError as exc:
-        return _conflict(ws, doc, str(exc)) if doc.pending else _drop(ws, doc, str(exc))
+        return _conflict(store, doc, str(exc)) if doc.pending else _drop(store, doc, str(exc))
     if same_content(on_disk.base, doc.base):
         return None  # our own write, or only the mtime changed
-    key = ws.key_for(doc.uri)
     if on_disk.text == doc.text:
         doc.rebase(on_disk.base, on_disk.text)
-        ws.conflicts.pop(key, None)
-        ws._journal_state(key, doc)
+        store.resolved(doc)
         return DiskEvent(doc.uri, "rebased")
     if doc.pending:
-        return _conflict(ws, doc, "changed on disk while shadow edits are pending")
+        return _conflict(store, doc, "changed on disk while shadow edits are pending")
     if not on_disk.base.exists and not doc.open:
-        return _drop(ws, doc, "deleted on disk")
+        return _drop(store, doc, "deleted on disk")
     if doc.open:  # the editor owns the buffer; it reloads and sends the change
         doc.rebase(on_disk.base, on_disk.text)
         return DiskEvent(doc.uri, "changed")
@@ -61,41 +66,59 @@ def follow_disk(ws: ShadowWorkspace, doc: ShadowDocument) -> DiskEvent | None:
     return DiskEvent(doc.uri, "followed")
 
 
-def _conflict(ws: ShadowWorkspace, doc: ShadowDocument, reason: str) -> DiskEvent:
-    ws.conflicts[ws.key_for(doc.uri)] = Conflict(doc.uri, str(doc.path), reason)
+def _conflict(store: DocumentStore, doc: ShadowDocument, reason: str) -> DiskEvent:
+    store.conflict(doc, reason)
     return DiskEvent(doc.uri, "conflict", reason)
 
 
-def _drop(ws: ShadowWorkspace, doc: ShadowDocument, reason: str) -> DiskEvent:
-    ws._forget(ws.key_for(doc.uri))
+def _drop(store: DocumentStore, doc: ShadowDocument, reason: str) -> DiskEvent:
+    store.forget(doc)
     return DiskEvent(doc.uri, "dropped", reason)
 
 
-def rebase_on_disk(ws: ShadowWorkspace, doc: ShadowDocument) -> None:
+def rebase_on_disk(store: DocumentStore, doc: ShadowDocument) -> None:
     """The user saved: whatever the disk holds now is the base."""
-    on_disk = read_text(resolve_inside(ws.root, doc.path))
+    on_disk = read_text(resolve_inside(store.root, doc.path))
     doc.rebase(on_disk.base, on_disk.text)
-    key = ws.key_for(doc.uri)
-    ws.conflicts.pop(key, None)
-    ws._journal_state(key, doc)
+    store.resolved(doc)
 
 
-def discard(ws: ShadowWorkspace, doc: ShadowDocument) -> None:
+def discard(store: DocumentStore, doc: ShadowDocument) -> None:
     """Drop the pending edits: the shadow takes the disk text (current disk on conflict)."""
-    key = ws.key_for(doc.uri)
     try:
-        on_disk = read_text(resolve_inside(ws.root, doc.path))
+        on_disk = read_text(resolve_inside(store.root, doc.path))
         text, base = on_disk.text, on_disk.base
     except ShadowError:
         text, base = doc.base_text, doc.base
     doc.replace_text(text)
     doc.rebase(base, text)
     doc.model_edits = 0
-    ws.conflicts.pop(key, None)
     if doc.open:
-        ws._journal_state(key, doc)
+        store.resolved(doc)
     else:
-        ws._forget(key)
+        store.forget(doc)
+
+
+def has_model_edits(doc: ShadowDocument) -> bool:
+    """The document holds model edits to discard, or ones the user took over."""
+    return bool(doc.model_spans) or doc.model_spans.taken_over > 0
+
+
+def discard_model_edits(store: DocumentStore, doc: ShadowDocument, result: TakeResult) -> None:
+    """Revert the model spans of `doc`, keeping the user's unsaved typing. With no user
+    edits left the document is the disk text again and follows the disk as before (the
+    current disk text after a conflict); with user edits left it stays pending with
+    them, journaled anew so that a restart does not bring the model's edits back."""
+    if doc.model_spans.taken_over:
+        result.kept.append(doc.uri)
+    reverted = doc.revert_model_edits() > 0
+    doc.model_spans.clear()
+    if reverted:
+        result.discarded.append(doc.uri)
+    if not doc.pending:
+        discard(store, doc)
+    elif reverted:
+        store.journal_state(doc)
 
 
 def remove_torn_temp_files(path: Path) -> None:

@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 
 from .disk import DiskBase
-from .errors import StaleVersion
 from .line_text import LineText, split_lines, utf16_len
-from .model import Author, EditEvent, Position, Range, TextChange
+from .model import Author, EditEvent, Position, Range, StaleVersion, TextChange
 from .model_spans import ModelSpans, Splice, narrowed
 
 

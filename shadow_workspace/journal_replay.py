@@ -1,63 +1,47 @@
 """Journal snapshots of pending documents, model spans included, and the replay that
 brings them back on start: the snapshot, then its edits in order (each edit record names
 its author, so replaying it moves or grows the model spans exactly as it did live).
-Functions here run under the workspace's mutex."""
+Functions here take the workspace's DocumentStore and run under the workspace's mutex."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import disk_sync
 from .disk import DiskBase
 from .document import ShadowDocument
-from .errors import ShadowError
 from .journal import decode_change, replay
+from .model import ShadowError
 from .model_spans import ModelSpans, Splice, narrowed
-
-if TYPE_CHECKING:
-    from .workspace import ShadowWorkspace
+from .store import DocumentStore
 
 log = logging.getLogger(__name__)
 
 
-def snapshot_of(doc: ShadowDocument) -> dict[str, Any]:
-    spans = doc.model_spans
-    return {
-        **disk_sync.snapshot_of(doc),
-        "model_spans": spans.to_records(),
-        "model_spans_taken": spans.taken_over,
-    }
-
-
-def restore_from_journal(ws: ShadowWorkspace) -> None:
+def restore_from_journal(store: DocumentStore) -> None:
     """Replay the journal: every pending document comes back; one whose file changed on
     disk meanwhile is a conflict (both versions kept). Then compact the journal."""
-    journal = ws._journal
+    journal = store.journal
     assert journal is not None
     state = replay(journal.path)
     if state.holder in ("user", "model"):
-        ws.lock.set_holder(state.holder, "restored")  # type: ignore[arg-type]
+        store.lock.set_holder(state.holder, "restored")  # type: ignore[arg-type]
     for key, entry in state.entries.items():
         try:
             doc = rebuild(entry.snapshot, entry.edits)
         except (ShadowError, KeyError, ValueError, TypeError) as exc:
             log.error("journal entry for %s unusable: %s", key, exc)
             continue
-        ws._documents[key] = doc
+        store.documents[key] = doc
         disk_sync.remove_torn_temp_files(doc.path)  # a killed commit's leftovers
-        event = disk_sync.follow_disk(ws, doc)
+        event = disk_sync.follow_disk(store, doc)
         if event is not None and event.kind == "conflict":
             log.warning("restored %s: %s", doc.uri, event.detail)
         if not doc.pending:
-            ws._documents.pop(key, None)
-    journal.rewrite(pending_snapshots(ws), ws.lock.holder)
-
-
-def pending_snapshots(ws: ShadowWorkspace) -> dict[str, dict[str, Any]]:
-    """A snapshot of every pending document by key: what a compacted journal holds."""
-    return {ws.key_for(doc.uri): snapshot_of(doc) for doc in ws.pending_documents()}
+            store.documents.pop(key, None)
+    journal.rewrite(store.pending_snapshots(), store.lock.holder)
 
 
 def rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .disk import uri_to_path
 from .linting import LinterSpec
@@ -38,14 +37,12 @@ class Workspaces:
         self,
         journal_dir: Path | str | None = None,
         linters: Mapping[str, LinterSpec] | None = None,
-        lint_debounce_s: float = 0.15,
         *,
         holder: Holder = "user",
         watch: bool = True,
     ) -> None:
         self.journal_dir = None if journal_dir is None else Path(journal_dir)
         self.linters = linters
-        self.lint_debounce_s = lint_debounce_s
         self.holder: Holder = holder
         self.watch = watch
         self._by_root: dict[Path, ShadowWorkspace] = {}
@@ -60,7 +57,6 @@ class Workspaces:
                     root,
                     self.journal_dir,
                     self.linters,
-                    self.lint_debounce_s,
                     holder=self.holder,
                     watch=self.watch,
                 )
@@ -79,25 +75,13 @@ class Workspaces:
             return self._by_root[max(holding, key=lambda r: len(r.parts))]
         return self.for_root(discover_root(path))
 
-    def find(self, path: Path | str) -> ShadowWorkspace | None:
-        with self._mutex:
-            return self._by_root.get(Path(path).resolve())
-
     def all(self) -> list[ShadowWorkspace]:
         with self._mutex:
             return list(self._by_root.values())
 
-    def status(self) -> list[dict[str, Any]]:
-        return [ws.lock_status() for ws in self.all()]
-
     def close(self) -> None:
+        """Stop every workspace's watcher and flush its journal."""
         for ws in self.all():
             ws.close()
-        with self._mutex:
-            self._by_root.clear()
-
-    async def aclose(self) -> None:
-        for ws in self.all():
-            await ws.aclose()
         with self._mutex:
             self._by_root.clear()

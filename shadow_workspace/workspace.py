@@ -1,41 +1,55 @@
 """ShadowWorkspace: the shadow documents of one root, their save lock, history, journal,
-disk watcher and linters. Thread-safe: the watcher calls in from its own thread."""
+disk watcher and linters. Its state is one DocumentStore (store.py); disk_sync and
+journal_replay work on that store. Thread-safe: the watcher calls in from its own
+thread."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from . import disk_sync, journal_replay
-from .conflicts import Conflict, DiskEvent, DiskListener, ModelEditResult
 from .disk import atomic_write, path_to_uri, read_text, resolve_inside, uri_to_path
+from .disk_sync import DiskEvent, DiskListener
 from .document import ShadowDocument
-from .errors import ShadowError, UnknownDocument
 from .history import COALESCE_WINDOW_S, EditHistory
-from .journal import COMPACT_BYTES, Journal, journal_path
-from .lint_scheduler import LintScheduler
-from .linting import DEFAULT_LINTERS, LinterSpec
-from .model import Author, TextChange
-from .model_discard import discard_model_edits, has_model_edits
+from .journal import Journal, journal_path
+from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
+from .model import Author, Diagnostic, ShadowError, TextChange, UnknownDocument
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
+from .store import Conflict, DocumentStore
 from .watcher import DiskWatcher
-from .workspace_linting import WorkspaceLinting
 
 log = logging.getLogger(__name__)
-COMPACT_CHECK_EVERY = 2000  # journaled edits between checks of the journal's size
 
 
-class ShadowWorkspace(WorkspaceLinting):
+@dataclass(frozen=True, slots=True)
+class ModelEditResult:
+    """What apply_model_edit did: `written` when the user holds the lock and the file was
+    committed; `conflict` when that commit was refused (the edit stays in the shadow)."""
+
+    uri: str
+    version: int
+    holder: str
+    written: bool
+    pending: bool
+    conflict: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ShadowWorkspace:
     def __init__(
         self,
         root: Path | str,
         journal_dir: Path | str | None = None,
         linters: Mapping[str, LinterSpec] | None = None,
-        lint_debounce_s: float = 0.15,
         *,
         holder: Holder = "user",
         watch: bool = True,
@@ -47,17 +61,14 @@ class ShadowWorkspace(WorkspaceLinting):
         self.lock = SaveLock(str(self.root), holder)
         self.history = EditHistory(history_window_s)
         self.linters = dict(DEFAULT_LINTERS if linters is None else linters)
-        self.conflicts: dict[str, Conflict] = {}
-        self._documents: dict[str, ShadowDocument] = {}
-        self._keys: dict[str, str] = {}  # uri -> canonical key, checked inside the root once
+        journal = None
+        if journal_dir is not None:
+            journal = Journal(journal_path(Path(journal_dir), self.root))
+        self.store = DocumentStore(self.root, self.lock, self.history, journal)
         self._disk_listeners: list[DiskListener] = []
         self._mutex = threading.RLock()
-        self._lints = LintScheduler(lint_debounce_s)
-        self._journal: Journal | None = None
-        self._edits_since_check = 0
-        if journal_dir is not None:
-            self._journal = Journal(journal_path(Path(journal_dir), self.root))
-            journal_replay.restore_from_journal(self)
+        if journal is not None:
+            journal_replay.restore_from_journal(self.store)
             self.lock.add_listener(self._journal_lock)
         self._watcher: DiskWatcher | None = None
         if watch:
@@ -73,43 +84,30 @@ class ShadowWorkspace(WorkspaceLinting):
             log.warning("no disk watcher for %s (%s): conflicts show at commit", self.root, exc)
             return
         self._watcher = watcher
-        for doc in self._documents.values():  # restored from the journal
+        for doc in self.store.documents.values():  # restored from the journal
             watcher.watch_folder_of(doc.path)
 
     def _hold(self, key: str, doc: ShadowDocument) -> None:
         """Keep `doc` in the shadow, and watch its folder for changes made outside."""
-        self._documents[key] = doc
+        self.store.documents[key] = doc
         if self._watcher is not None:
             self._watcher.watch_folder_of(doc.path)
 
     def __repr__(self) -> str:
         return f"ShadowWorkspace({str(self.root)!r}, holder={self.lock.holder})"
 
-    # -- paths and lookup ----------------------------------------------------------------
+    @property
+    def conflicts(self) -> dict[str, Conflict]:
+        return self.store.conflicts
+
+    # -- lookup --------------------------------------------------------------------------
     def key_for(self, uri: str) -> str:
         """The canonical key of a URI; refused when it resolves outside the root."""
-        key = self._keys.get(uri)
-        if key is None:
-            path = uri_to_path(uri)
-            resolve_inside(self.root, path)
-            key = path_to_uri(path.absolute())
-            self._keys[uri] = key
-        return key
-
-    def contains(self, uri: str) -> bool:
-        try:
-            self.key_for(uri)
-        except ShadowError:
-            return False
-        return True
+        return self.store.key_for(uri)
 
     def document(self, uri: str) -> ShadowDocument | None:
         with self._mutex:
-            return self._documents.get(self.key_for(uri))
-
-    def documents(self) -> list[ShadowDocument]:
-        with self._mutex:
-            return list(self._documents.values())
+            return self.store.get(uri)
 
     def _require(self, uri: str) -> ShadowDocument:
         found = self.document(uri)
@@ -125,7 +123,7 @@ class ShadowWorkspace(WorkspaceLinting):
         editor still shows the disk text keeps its shadow (the caller syncs the editor)."""
         with self._mutex:
             key = self.key_for(uri)
-            existing = self._documents.get(key)
+            existing = self.store.documents.get(key)
             if existing is not None and existing.pending and text == existing.base_text:
                 existing.open, existing.version = True, version
                 existing.language_id = language_id or existing.language_id
@@ -144,7 +142,7 @@ class ShadowWorkspace(WorkspaceLinting):
             )
             doc.open = True
             self._hold(key, doc)
-            self._journal_state(key, doc)
+            self.store.journal_state(doc)
             return doc
 
     def change_document(
@@ -158,20 +156,18 @@ class ShadowWorkspace(WorkspaceLinting):
     def close_document(self, uri: str) -> None:
         """The editor closed it: kept while model edits are pending, else forgotten."""
         with self._mutex:
-            key = self.key_for(uri)
-            doc = self._documents.get(key)
+            doc = self.store.get(uri)
             if doc is None:
                 return
             doc.open = False
-            self._lints.cancel(key)
             if not (doc.model_edits and doc.pending):
-                self._forget(key)
+                self.store.forget(doc)
 
     def load_document(self, uri: str) -> ShadowDocument:
         """The shadow document of `uri`, read from disk when not in the shadow yet."""
         with self._mutex:
             key = self.key_for(uri)
-            doc = self._documents.get(key)
+            doc = self.store.documents.get(key)
             if doc is None:
                 path = uri_to_path(uri).absolute()
                 on_disk = read_text(resolve_inside(self.root, path))
@@ -198,7 +194,7 @@ class ShadowWorkspace(WorkspaceLinting):
                     written = True
                 except (ShadowError, OSError) as exc:
                     conflict = str(exc)
-                    self._note_conflict(doc, conflict)
+                    self.store.conflict(doc, conflict)
             result = ModelEditResult(
                 doc.uri, doc.version, self.lock.holder, written, doc.pending, conflict
             )
@@ -211,7 +207,7 @@ class ShadowWorkspace(WorkspaceLinting):
         with self._mutex:
             doc = self.document(uri)
             if doc is not None:
-                disk_sync.rebase_on_disk(self, doc)
+                disk_sync.rebase_on_disk(self.store, doc)
             return self.lock.model_holds
 
     def take(self, mode: str = "keep") -> TakeResult:
@@ -229,9 +225,9 @@ class ShadowWorkspace(WorkspaceLinting):
                 for doc in self.pending_documents():
                     self._take_commit(doc, result)
             elif chosen == "discard":
-                for doc in [d for d in self._documents.values() if has_model_edits(d)]:
-                    discard_model_edits(self, doc, result)
-                    self._lints.new_version(self.key_for(doc.uri))
+                documents = list(self.store.documents.values())
+                for doc in [d for d in documents if disk_sync.has_model_edits(d)]:
+                    disk_sync.discard_model_edits(self.store, doc, result)
             result.pending = [doc.uri for doc in self.pending_documents()]
             result.diff = self.pending_diff() if result.pending else ""
             self.lock.set_holder("user", f"take:{chosen}")
@@ -244,7 +240,7 @@ class ShadowWorkspace(WorkspaceLinting):
             result.written.append(doc.uri)
             self._unload_if_clean(doc)
         except (ShadowError, OSError) as exc:
-            self._note_conflict(doc, str(exc))
+            self.store.conflict(doc, str(exc))
             result.conflicts.append({"uri": doc.uri, "error": str(exc)})
 
     def release(self) -> LockEvent | None:
@@ -266,13 +262,13 @@ class ShadowWorkspace(WorkspaceLinting):
                 "holder": self.lock.holder,
                 "pending": [doc.uri for doc in self.pending_documents()],
                 "conflicts": [c.to_dict() for c in self.conflicts.values()],
-                "documents": len(self._documents),
-                "journal_error": None if self._journal is None else self._journal.error,
+                "documents": len(self.store.documents),
+                "journal_error": None if self.store.journal is None else self.store.journal.error,
             }
 
     def pending_documents(self) -> list[ShadowDocument]:
         with self._mutex:
-            return [doc for doc in self._documents.values() if doc.pending]
+            return self.store.pending_documents()
 
     def has_pending(self) -> bool:
         return bool(self.pending_documents())
@@ -291,11 +287,12 @@ class ShadowWorkspace(WorkspaceLinting):
         """A file under the root changed on disk (called by the watcher)."""
         with self._mutex:
             key = path_to_uri(path.absolute())
-            doc = self._documents.get(key)
+            documents = self.store.documents
+            doc = documents.get(key)
             if doc is None:
-                doc = next((d for d in self._documents.values() if d.path.resolve() == path), None)
+                doc = next((d for d in documents.values() if d.path.resolve() == path), None)
             if doc is not None:
-                event = disk_sync.follow_disk(self, doc)
+                event = disk_sync.follow_disk(self.store, doc)
                 if event is not None:
                     self._emit(event)
 
@@ -315,12 +312,7 @@ class ShadowWorkspace(WorkspaceLinting):
         data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
         new_base = atomic_write(real, data, doc.base)
         doc.rebase(new_base, doc.text)
-        key = self.key_for(doc.uri)
-        self.conflicts.pop(key, None)
-        self._journal_state(key, doc)
-
-    def _note_conflict(self, doc: ShadowDocument, reason: str) -> None:
-        self.conflicts[self.key_for(doc.uri)] = Conflict(doc.uri, str(doc.path), reason)
+        self.store.resolved(doc)
 
     # -- edits and journal ---------------------------------------------------------------
     def _apply(
@@ -328,74 +320,49 @@ class ShadowWorkspace(WorkspaceLinting):
     ) -> None:
         for event in doc.apply(changes, version, author):
             self.history.record(event)
-        key = self.key_for(doc.uri)
-        self._lints.new_version(key)
-        if self._journal is not None and key in self._journal.journaled:
-            self._journal.edit(key, doc.version, author, changes)
-            self._edits_since_check += 1
-            if self._edits_since_check >= COMPACT_CHECK_EVERY:
-                self._edits_since_check = 0
-                self._sync_journal()  # compacts a journal grown past its limit
-        else:
-            self._journal_state(key, doc)
-
-    def _journal_state(self, key: str, doc: ShadowDocument) -> None:
-        """Journal a snapshot when `doc` is pending, a drop when it no longer is."""
-        if self._journal is None:
-            return
-        if doc.pending:
-            self._journal.snapshot(key, journal_replay.snapshot_of(doc))
-        else:
-            self._journal.drop(key)
+        self.store.journal_edit(doc, changes, author)
 
     def _journal_lock(self, event: LockEvent) -> None:
         with self._mutex:
-            if self._journal is not None:
-                self._journal.lock(event.holder)
+            if self.store.journal is not None:
+                self.store.journal.lock(event.holder)
 
     def _unload_if_clean(self, doc: ShadowDocument) -> None:
         """A document no editor shows, now equal to the disk, need not stay in memory
         (its edit history stays for the predictor)."""
         if not doc.open and not doc.pending:
-            key = self.key_for(doc.uri)
-            self._documents.pop(key, None)
-            self.conflicts.pop(key, None)
-
-    def _forget(self, key: str) -> None:
-        doc = self._documents.pop(key, None)
-        self.conflicts.pop(key, None)
-        if doc is not None:
-            self.history.forget(doc.uri)
-        if self._journal is not None:
-            self._journal.drop(key)
+            self.store.unload(doc)
 
     def _sync_journal(self) -> None:
-        if self._journal is None:
-            return
         with self._mutex:
-            if self._journal.size() > COMPACT_BYTES:
-                self._compact_journal()
-            self._journal.sync()
+            self.store.sync_journal()
 
-    def _compact_journal(self) -> None:
-        assert self._journal is not None
-        try:
-            self._journal.rewrite(journal_replay.pending_snapshots(self), self.lock.holder)
-        except OSError as exc:  # keep appending to the old file
-            log.error("journal compaction failed: %s", exc)
+    # -- linting (of shadow documents and of scratch texts: predictions) -----------------
+    async def lint_report(self, uri: str) -> LintReport:
+        doc = self._require(uri)
+        return await self.lint_text_report(doc.path, doc.text, doc.language_id)
 
-    async def aclose(self) -> None:
-        await self._lints.close()
-        self.close()
+    async def lint(self, uri: str) -> list[Diagnostic]:
+        return (await self.lint_report(uri)).diagnostics
+
+    async def lint_text_report(
+        self, path: Path | str, text: str, language_id: str | None = None
+    ) -> LintReport:
+        return await lint_text(self.linters, Path(path), text, language_id, cwd=self.root)
+
+    async def lint_text(
+        self, path: Path | str, text: str, language_id: str | None = None
+    ) -> list[Diagnostic]:
+        return (await self.lint_text_report(path, text, language_id)).diagnostics
 
     def close(self) -> None:
         """Stop the watcher, flush the journal."""
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        if self.store.journal is not None:
+            self.store.journal.close()
+            self.store.journal = None
 
 
 def _to_eol(text: str, eol: str) -> str:

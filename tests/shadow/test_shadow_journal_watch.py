@@ -178,13 +178,13 @@ def test_failing_journal_degrades_without_losing_the_edit(root: Path, journal_di
     ws = ShadowWorkspace(root, journal_dir, watch=False)
     try:
         ws.release()
-        assert ws._journal is not None
-        os.close(ws._journal._fd)  # the journal's disk goes away under it
+        assert ws.store.journal is not None
+        os.close(ws.store.journal._fd)  # the journal's disk goes away under it
         result = ws.apply_model_edit(uri_of(path), [TextChange(None, "x = 2\n")])
         assert result.pending and ws.document(uri_of(path)).text == "x = 2\n"  # type: ignore[union-attr]
         assert "journal not written" in ws.lock_status()["journal_error"]
     finally:
-        ws._journal._fd = os.open(os.devnull, os.O_WRONLY)  # type: ignore[union-attr]
+        ws.store.journal._fd = os.open(os.devnull, os.O_WRONLY)  # type: ignore[union-attr]
         ws.close()
 
 

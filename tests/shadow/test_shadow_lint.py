@@ -4,7 +4,6 @@ diagnostics_delta with line shifts."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -14,7 +13,6 @@ from shadow_helpers import uri_of
 from shadowtab.shadow_workspace import (
     Diagnostic,
     LinterSpec,
-    LintReport,
     Range,
     ShadowWorkspace,
     TextChange,
@@ -84,23 +82,6 @@ async def test_lines_format_linter(tmp_path: Path) -> None:
     assert report.diagnostics == [Diagnostic(Range.of(1, 2, 1, 8), "todo left", 2, "todo", None)]
 
 
-async def test_debounce_lints_only_the_latest_version(
-    workspace: ShadowWorkspace, root: Path
-) -> None:
-    path = root / "a.py"
-    path.write_text("")
-    uri = uri_of(path)
-    workspace.open_document(uri, "", 1, "python")
-    results: list[tuple[int, LintReport]] = []
-    for version in range(2, 7):
-        workspace.change_document(uri, version, [TextChange(None, f"x{version} = (\n")])
-        task = workspace.schedule_lint(uri, lambda _u, v, r: results.append((v, r)))
-        await asyncio.sleep(0.01)
-    await task
-    assert [v for v, _ in results] == [6]
-    assert results[0][1].diagnostics
-
-
 def test_delta_with_line_shift() -> None:
     old = Diagnostic(Range.of(5, 0, 5, 3), "Undefined name `q`", 2, "ruff", "F821")
     inserted_two_lines = TextChange(Range.of(1, 0, 1, 0), "a = 1\nb = undefined\n")
@@ -135,32 +116,3 @@ def test_linter_config_errors_are_clear() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             LinterSpec.from_dict("bad", table)
-
-
-async def test_newer_version_cancels_a_running_lint(root: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "finished"
-    slow = (
-        "import sys, time, pathlib; text = sys.stdin.read(); time.sleep(1.0); "
-        f"pathlib.Path({str(marker)!r}).write_text(text); "
-        "print(sys.argv[1] + ':1:1: error: saw ' + text.strip())"
-    )
-    spec = LinterSpec(
-        [sys.executable, "-c", slow, "{path}"], "lines", extensions=(".py",), name="slow"
-    )
-    ws = ShadowWorkspace(root, None, {"slow": spec}, lint_debounce_s=0.01, watch=False)
-    try:
-        uri = uri_of(root / "a.py")
-        ws.open_document(uri, "first", 1, "python")
-        results: list[tuple[int, str]] = []
-        task = ws.schedule_lint(uri, lambda _u, v, r: results.append((v, r.diagnostics[0].message)))
-        await asyncio.sleep(0.5)  # the slow linter runs on "first"
-        ws.change_document(uri, 2, [TextChange(None, "second")])
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await asyncio.sleep(0.05)
-        [newer] = [t for t in ws._lints._tasks.values()]
-        await newer
-        assert results == [(2, "saw second")]
-        assert marker.read_text() == "second"  # the run on "first" was killed before it wrote
-    finally:
-        await ws.aclose()
