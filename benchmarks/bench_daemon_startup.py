@@ -33,7 +33,7 @@ def _fresh_env(base: Path, engine_kind: str) -> dict[str, str]:
 
 def _poll_status(control_socket: Path) -> dict[str, Any] | None:
     # In-process (no interpreter start per poll): the socket answer is what we time.
-    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning, request
+    from shadowtab.daemon.client import ControlError, DaemonNotRunning, request
 
     try:
         return request("status", timeout=5, socket_path=control_socket)

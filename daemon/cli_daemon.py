@@ -69,8 +69,8 @@ def _fail(message: str) -> int:
 def run_start(args: argparse.Namespace) -> int:
     if args.foreground:
         return _run_foreground()
+    from shadowtab.daemon.client import DaemonStartError, read_status, start_daemon
     from shadowtab.daemon.config import ConfigError
-    from shadowtab.daemon.lifecycle import DaemonStartError, read_status, start_daemon
 
     already = read_status()
     try:
@@ -84,8 +84,8 @@ def run_start(args: argparse.Namespace) -> int:
 
 def _run_foreground() -> int:
     from shadowtab.daemon.config import ConfigError, load_settings
+    from shadowtab.daemon.launcher import run_daemon
     from shadowtab.daemon.runtime_files import DaemonLock, RuntimeFiles
-    from shadowtab.daemon.server import run_daemon
 
     try:
         settings = load_settings(Path.cwd())
@@ -104,7 +104,7 @@ def _run_foreground() -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    from shadowtab.daemon.lifecycle import stop_daemon
+    from shadowtab.daemon.client import stop_daemon
 
     if not stop_daemon(args.timeout):
         print("shadowtab daemon is not running", file=sys.stderr)
@@ -114,8 +114,8 @@ def run_stop(args: argparse.Namespace) -> int:
 
 
 def run_restart(args: argparse.Namespace) -> int:
+    from shadowtab.daemon.client import DaemonStartError, restart_daemon
     from shadowtab.daemon.config import ConfigError
-    from shadowtab.daemon.lifecycle import DaemonStartError, restart_daemon
 
     try:
         status = restart_daemon(args.timeout)
@@ -126,8 +126,7 @@ def run_restart(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning, request
-    from shadowtab.daemon.lifecycle import probe
+    from shadowtab.daemon.client import ControlError, DaemonNotRunning, probe, request
     from shadowtab.daemon.runtime_files import RuntimeFiles
 
     found = probe()

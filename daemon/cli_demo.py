@@ -33,14 +33,14 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shadowtab.daemon import lifecycle
+    from shadowtab.daemon import client
     from shadowtab.daemon.config import ConfigError
     from shadowtab.daemon.demo_tour import tour
 
-    started_here = lifecycle.read_status() is None
+    started_here = client.read_status() is None
     try:
-        status = lifecycle.ensure_running()
-    except (ConfigError, lifecycle.DaemonStartError) as exc:
+        status = client.ensure_running()
+    except (ConfigError, client.DaemonStartError) as exc:
         print(f"shadowtab demo: the daemon did not start: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     print(f"daemon: pid {status.get('pid')}, log {status.get('log_file')}")
@@ -52,6 +52,6 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     finally:
         if started_here and not args.keep_daemon:
-            lifecycle.stop_daemon()
+            client.stop_daemon()
             print("daemon: stopped (it was started for the demo)")
     return EXIT_OK

@@ -110,7 +110,7 @@ def _root_arg(args: argparse.Namespace) -> str:
 
 
 def _request(cmd: str, **fields: Any) -> dict[str, Any]:
-    from shadowtab.daemon.control_client import request
+    from shadowtab.daemon.client import request
 
     reply = request(cmd, timeout=REQUEST_TIMEOUT_S, **fields)
     reply.pop("ok", None)
@@ -119,7 +119,7 @@ def _request(cmd: str, **fields: Any) -> dict[str, Any]:
 
 def _call(cmd: str, args: argparse.Namespace, **fields: Any) -> tuple[int, dict[str, Any] | None]:
     """(exit code, reply); errors printed, the daemon never started by these commands."""
-    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning
+    from shadowtab.daemon.client import ControlError, DaemonNotRunning
 
     try:
         return EXIT_OK, _request(cmd, root=_root_arg(args), **fields)
@@ -204,7 +204,7 @@ def run_command(args: argparse.Namespace) -> int:
 def _warn_if_shadow_pending(args: argparse.Namespace) -> None:
     """Warn when the model holds the lock with unsaved shadow edits; silent when the
     daemon does not run (nothing can be pending in memory then)."""
-    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning
+    from shadowtab.daemon.client import ControlError, DaemonNotRunning
 
     try:
         reply = _request("shadow.pending", root=_root_arg(args))

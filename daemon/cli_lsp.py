@@ -20,7 +20,6 @@ from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK
 
 CHUNK = 64 * 1024
 DEFAULT_START_TIMEOUT_S = 30.0
-DRAIN_TIMEOUT_S = 5.0
 
 
 def register(subparsers: Any) -> None:
@@ -76,7 +75,7 @@ async def serve_hub_on_stdio(hub: Any) -> int:
 
 
 def run_pump(timeout: float) -> int:
-    from shadowtab.daemon.lifecycle import DaemonStartError, ensure_running
+    from shadowtab.daemon.client import DaemonStartError, ensure_running
 
     try:
         status = ensure_running(timeout, config_root=Path.cwd())
@@ -144,7 +143,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _daemon_alive() -> bool:
-    from shadowtab.daemon.lifecycle import read_status
+    from shadowtab.daemon.client import read_status
 
     try:
         return read_status() is not None

@@ -33,7 +33,7 @@ DIAGNOSTICS_TIMEOUT_S = 20.0
 
 def wait_for_model() -> None:
     """Block until the daemon reports its engine ready, printing the load progress."""
-    from shadowtab.daemon.control_client import request
+    from shadowtab.daemon.client import request
 
     deadline = time.monotonic() + MODEL_READY_TIMEOUT_S
     shown = ""

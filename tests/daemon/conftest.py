@@ -38,7 +38,7 @@ def daemon_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonEnv]:
 
 
 def _stop_everything(env: DaemonEnv) -> None:
-    from shadowtab.daemon.lifecycle import stop_daemon, wait_for_exit
+    from shadowtab.daemon.client import stop_daemon, wait_for_exit
 
     env.remember_pid()
     stop_daemon(timeout=5.0)
@@ -50,7 +50,7 @@ def _stop_everything(env: DaemonEnv) -> None:
 
 @pytest.fixture
 def running_daemon(daemon_env: DaemonEnv) -> dict[str, Any]:
-    from shadowtab.daemon.lifecycle import start_daemon
+    from shadowtab.daemon.client import start_daemon
 
     status = start_daemon(timeout=30.0)
     daemon_env.seen_pids.add(status["pid"])

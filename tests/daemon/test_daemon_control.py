@@ -17,7 +17,7 @@ import pytest
 from daemon_helpers import DaemonEnv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shadowtab.daemon.control_client import ControlError, DaemonNotRunning, request
+from shadowtab.daemon.client import ControlError, DaemonNotRunning, request
 from shadowtab.daemon.control_protocol import MAX_FRAME_BYTES, encode_frame
 
 READ_TIMEOUT_S = 5.0  # control_server.DEFAULT_READ_TIMEOUT_S

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from daemon_helpers import DaemonEnv
-from shadowtab.daemon.control_client import request
-from shadowtab.daemon.lifecycle import (
+from shadowtab.daemon.client import (
     ensure_running,
     read_status,
+    request,
     start_daemon,
     stop_daemon,
     wait_for_exit,

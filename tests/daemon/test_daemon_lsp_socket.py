@@ -7,7 +7,7 @@ import json
 import socket
 from typing import Any
 
-from shadowtab.daemon.lifecycle import start_daemon
+from shadowtab.daemon.client import start_daemon
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -67,6 +67,6 @@ def test_lsp_session_over_the_daemon_socket(daemon_env: Any) -> None:
         _send(sock, {"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
         assert _response(sock, buffer, 2)["result"] is None
         _send(sock, {"jsonrpc": "2.0", "method": "exit"})
-    from shadowtab.daemon.control_client import request
+    from shadowtab.daemon.client import request
 
     assert request("status")["pid"] == status["pid"]  # the session ended, not the daemon

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 from daemon_helpers import DaemonEnv
-from shadowtab.daemon.control_client import request
-from shadowtab.daemon.lifecycle import start_daemon
+from shadowtab.daemon.client import request, start_daemon
 
 LOAD_TIMEOUT_S = 180
 

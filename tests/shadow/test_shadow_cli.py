@@ -40,7 +40,7 @@ def daemon_dirs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _stop_daemon() -> None:
-    from shadowtab.daemon.lifecycle import read_status, stop_daemon, wait_for_exit
+    from shadowtab.daemon.client import read_status, stop_daemon, wait_for_exit
     from shadowtab.daemon.runtime_files import pid_alive
 
     status = read_status()
@@ -114,7 +114,7 @@ def test_lock_shadow_and_run_commands(daemon_dirs: Path) -> None:
     assert released.returncode == 0, released.stderr
     assert json.loads(released.stdout)["holder"] == "model"
 
-    from shadowtab.daemon.lifecycle import read_status
+    from shadowtab.daemon.client import read_status
 
     status = read_status()
     assert status is not None

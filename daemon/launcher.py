@@ -1,4 +1,4 @@
-"""The daemon process: `python -m shadowtab.daemon.server [--detach]`.
+"""The daemon process: `python -m shadowtab.daemon.launcher [--detach]`.
 
 With --detach it is the launcher that `daemon start` spawns: it checks the settings,
 takes the daemon lock, forks the daemon, waits until the daemon says its sockets are up
@@ -18,9 +18,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from shadowtab.daemon.client import LAUNCH_ALREADY_RUNNING, LAUNCH_FAILED, LAUNCH_OK
 from shadowtab.daemon.config import ConfigError, Settings, load_settings
 from shadowtab.daemon.daemon_logging import setup_logging
-from shadowtab.daemon.lifecycle import LAUNCH_ALREADY_RUNNING, LAUNCH_FAILED, LAUNCH_OK
 from shadowtab.daemon.runtime_files import DaemonLock, RuntimeFiles, remove_file
 
 logger = logging.getLogger("shadowtab.daemon")
@@ -30,7 +30,7 @@ READY_TIMEOUT_S = 20.0  # the sockets come up in well under a second; the model 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m shadowtab.daemon.server")
+    parser = argparse.ArgumentParser(prog="python -m shadowtab.daemon.launcher")
     parser.add_argument("--detach", action="store_true", help="fork into the background")
     parser.add_argument("--config-root", type=Path, default=None, help="workspace config dir")
     args = parser.parse_args(argv)
@@ -76,7 +76,7 @@ def run_daemon(
     settings: Settings, files: RuntimeFiles, foreground: bool, ready_fd: int | None = None
 ) -> int:
     """Serve until stopped; the caller holds the daemon lock."""
-    from shadowtab.daemon.daemon_service import DaemonService
+    from shadowtab.daemon.service import DaemonService
 
     os.umask(0o077)
     setup_logging(files.log_file, also_stderr=foreground)

@@ -1,11 +1,13 @@
-"""Client side of the daemon's lifecycle: find a running daemon, start one detached,
-stop it. The daemon side is shadowtab.daemon.server."""
+"""The daemon's client, for the CLI and the LSP shim: one blocking request over the
+control socket, finding a running daemon, starting one detached (through the launcher,
+shadowtab.daemon.launcher), stopping it. The daemon side is shadowtab.daemon.service."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,6 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shadowtab.daemon.control_protocol import (
+    ConnectionClosed,
+    ProtocolError,
+    encode_frame,
+    recv_frame,
+)
+from shadowtab.daemon.paths import DIR_ENV_VARS
 from shadowtab.daemon.runtime_files import (
     RuntimeFiles,
     is_shadowtab_process,
@@ -22,13 +31,21 @@ from shadowtab.daemon.runtime_files import (
     socket_accepts,
 )
 
-# Exit codes of `python -m shadowtab.daemon.server --detach` (the launcher process).
+# Exit codes of `python -m shadowtab.daemon.launcher --detach` (the launcher process).
 LAUNCH_OK = 0
 LAUNCH_FAILED = 1
 LAUNCH_ALREADY_RUNNING = 3
 
 POLL_INTERVAL_S = 0.05
 RELAUNCH_AFTER_S = 2.0  # a launcher that lost the lock: how long to wait for the winner
+
+
+class DaemonNotRunning(ConnectionError):
+    """No daemon answers on the control socket."""
+
+
+class ControlError(RuntimeError):
+    """The daemon answered with an error, or the exchange broke off."""
 
 
 class DaemonStartError(RuntimeError):
@@ -69,6 +86,43 @@ def ensure_running(timeout: float = 15.0, config_root: Path | None = None) -> di
     return read_status() or start_daemon(timeout, config_root)
 
 
+# -- the control socket ----------------------------------------------------------------
+
+
+def control_socket_path() -> Path:
+    status = read_status()
+    if status is None:
+        raise DaemonNotRunning("the shadowtab daemon is not running")
+    return Path(status["control_socket"])
+
+
+def request(
+    cmd: str, timeout: float = 10.0, socket_path: Path | None = None, **args: Any
+) -> dict[str, Any]:
+    """Send one command, return the reply map (`ok` is true). Raises DaemonNotRunning
+    when nothing listens, ControlError for an error reply, a timeout or a broken reply."""
+    path = socket_path or control_socket_path()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise DaemonNotRunning(f"the shadowtab daemon is not running ({path}: {exc})") from None
+        try:
+            sock.sendall(encode_frame({**args, "cmd": cmd}))
+            reply = recv_frame(sock)
+        except TimeoutError:
+            raise ControlError(f"no reply to '{cmd}' within {timeout:g} s") from None
+        except (ConnectionClosed, ProtocolError, OSError) as exc:
+            raise ControlError(f"'{cmd}' failed: {exc}") from None
+    if not reply.get("ok"):
+        raise ControlError(str(reply.get("error", f"error reply without a message: {reply}")))
+    return reply
+
+
+# -- start and stop ---------------------------------------------------------------------
+
+
 def start_daemon(timeout: float = 15.0, config_root: Path | None = None) -> dict[str, Any]:
     """Start a detached daemon and wait until it answers; return its status. If one is
     already running (or another start wins the race) return that one's status.
@@ -102,7 +156,7 @@ def start_daemon(timeout: float = 15.0, config_root: Path | None = None) -> dict
 
 def _launch(log_file: Path, config_root: Path, timeout: float) -> int:
     """Run the launcher, which validates, takes the lock, forks the daemon and exits."""
-    command = [sys.executable, "-m", "shadowtab.daemon.server", "--detach"]
+    command = [sys.executable, "-m", "shadowtab.daemon.launcher", "--detach"]
     command += ["--config-root", str(config_root)]
     with log_file.open("ab") as log:
         launcher = subprocess.Popen(
@@ -124,8 +178,6 @@ def _launch(log_file: Path, config_root: Path, timeout: float) -> int:
 def _absolute_dir_env() -> dict[str, str]:
     """The environment for the daemon, with relative dir overrides made absolute (the
     daemon must not depend on the directory it was started from)."""
-    from shadowtab.daemon.paths import DIR_ENV_VARS
-
     env = dict(os.environ)
     for name in DIR_ENV_VARS:
         if env.get(name):
@@ -152,8 +204,6 @@ def _tail(files: RuntimeFiles, lines: int = 15) -> str:
 def stop_daemon(timeout: float = 10.0) -> bool:
     """Stop the daemon: ask it (sessions closed, journals flushed), then SIGTERM if it
     does not answer, SIGKILL if it is still alive after `timeout`. False: none ran."""
-    from shadowtab.daemon.control_client import ControlError, DaemonNotRunning, request
-
     files = RuntimeFiles.current()
     status = load_status_file(files.status_file)
     if status is None:

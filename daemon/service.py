@@ -34,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 HUB_CLOSE_TIMEOUT_S = 8.0  # sessions closed, journals flushed; the CLI kills after 10 s
 HUB_WAIT_TIMEOUT_S = 30.0  # how long a hub command waits for the hub to be built
-DAEMON_COMMANDS = ("status", "stop", "stats")
 
 
 def package_version() -> str:
