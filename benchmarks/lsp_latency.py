@@ -43,7 +43,6 @@ def build_hub(state: Path) -> Any:
 
     options = HubOptions(
         state_dir=state,
-        data_dir=state,
         engine=EngineOptions(kind="off"),
         linters={},
         predictor=FixedPredictor(inline_texts=["value + 1"]),

@@ -1,19 +1,37 @@
-"""Shadow workspace benchmark: keystroke edits per second through ShadowWorkspace
-(journal on) on a 10 MB file and on a 1k-line file, side by side with naive full-string
-editing of the 10 MB text, and lint latency p50 (ruff + syntax check over stdin) for a
-1k-line file. Prints one JSON line."""
+"""Shadow workspace benchmark, one JSON line:
+
+keystroke edits per second from one editor (ShadowWorkspace.edit_document,
+the didChange path, journal on) on a 10 MB file and on a 1k-line file, side by side with
+naive full-string editing of the 10 MB text, and lint latency p50 (ruff + syntax check
+over stdin) for a 1k-line file.
+
+two_editors: two real LSP clients on one daemon (`shadowtab lsp` pumps),
+both showing a 10 MB file; the first types in its middle, a keystroke every 100 ms; the
+second applies each mirrored change (workspace/applyEdit) and reports it back as its own
+didChange, as editors do. p50 from the first's didChange to the second's applyEdit end to
+end, the daemon's own time per didChange (shadow edit + forwarding), how many keystrokes
+arrived, and whether the buffers are equal right after the last one.
+
+    python benchmarks/shadow_edits.py [--edits 5000] [--mirrored 50] [--skip-two-editors]
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
 from shadowtab.shadow_workspace import Range, ShadowWorkspace, TextChange, path_to_uri
 
 LINE = "    value_{i} = compute(value_{j}, 'text é')  # comment\n"
@@ -32,7 +50,7 @@ def keystrokes_per_second(ws: ShadowWorkspace, path: Path, text: str, count: int
     """Type `count` characters: bursts of 20 at one spot, then a jump elsewhere."""
     path.write_text(text)
     uri = path_to_uri(path)
-    doc = ws.open_document(uri, text, 1, "python")
+    doc = ws.open_document(uri, text, 1, "python", editor=1)
     rng = random.Random(7)
     line = column = 0
     started = time.perf_counter()
@@ -40,10 +58,10 @@ def keystrokes_per_second(ws: ShadowWorkspace, path: Path, text: str, count: int
         if index % 20 == 0:
             line, column = rng.randrange(doc.line_count), 4
         position = Range.of(line, column, line, column)
-        ws.change_document(uri, doc.version + 1, [TextChange(position, "x")])
+        ws.edit_document(uri, 1, doc.version + 1, [TextChange(position, "x")])
         column += 1
     elapsed = time.perf_counter() - started
-    ws.close_document(uri)
+    ws.close_document(uri, editor=1)
     return count / elapsed
 
 
@@ -72,14 +90,167 @@ async def lint_p50_ms(ws: ShadowWorkspace, path: Path, text: str, runs: int) -> 
     return statistics.median(times), found
 
 
+def ten_megabytes() -> str:
+    big = python_source(180_000)
+    while len(big.encode()) < 10 * 1024 * 1024:
+        big += big[: 10 * 1024 * 1024 - len(big.encode()) + 1]
+    return big
+
+
+class Buffer:
+    """An editor's buffer as lines (what a keystroke touches is one line, not 10 MB)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.version = 1
+
+    def apply(self, edit: types.TextEdit) -> None:
+        start, end = edit.range.start, edit.range.end  # BMP text: UTF-16 units = chars
+        head = self.lines[start.line][: start.character]
+        tail = self.lines[end.line][end.character :]
+        new = (head + edit.new_text + tail).split("\n")
+        self.lines[start.line : end.line + 1] = new
+        self.version += 1
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+async def editor(env: dict[str, str], root: Path) -> LanguageClient:
+    client = LanguageClient("shadowtab-bench", "1")
+    await client.start_io(sys.executable, "-m", "shadowtab.daemon.cli", "lsp", env=env)
+    capabilities = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(apply_edit=True)
+    )
+    await client.initialize_async(
+        types.InitializeParams(capabilities=capabilities, root_uri=root.as_uri())
+    )
+    client.initialized(types.InitializedParams())
+    return client
+
+
+def open_document(client: LanguageClient, uri: str, text: str) -> None:
+    item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+
+
+def send_change(client: LanguageClient, uri: str, version: int, edit: types.TextEdit) -> None:
+    change = types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[change],
+        )
+    )
+
+
+async def two_editors(text: str, keystrokes: int) -> dict[str, object]:
+    """See the module docstring; a daemon of its own in fresh dirs."""
+    with tempfile.TemporaryDirectory(prefix="stbench-", dir="/tmp") as folder:
+        base = Path(folder)
+        root = base / "proj"
+        (root / ".git").mkdir(parents=True)
+        env = {**os.environ, **{f"SHADOWTAB_{d.upper()}_DIR": str(base / d) for d in DIRS}}
+        # Text sync alone: no model warming, no linting of the 10 MB file on each pause.
+        env["SHADOWTAB_ENGINE_KIND"] = "off"
+        (base / "config").mkdir()
+        (base / "config" / "shadowtab.toml").write_text(LINTERS_OFF)
+        path = root / "big.py"
+        path.write_text(text)
+        try:
+            return await _two_editors(env, root, path.as_uri(), text, keystrokes)
+        finally:
+            command = [sys.executable, "-m", "shadowtab.daemon.cli", "daemon", "stop"]
+            subprocess.run(command, env=env, capture_output=True, timeout=60, check=False)
+
+
+DIRS = ("runtime", "state", "config", "data")
+LINTERS_OFF = "[linters.ruff]\nenabled = false\n[linters.python-syntax]\nenabled = false\n"
+
+
+def daemon_stats(env: dict[str, str]) -> dict[str, Any]:
+    """The daemon's `stats` reply (asked from a process that has the test dirs)."""
+    code = "import json; from shadowtab.daemon.client import request; "
+    code += "print(json.dumps(request('stats'), default=str))"
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    return dict(json.loads(result.stdout))
+
+
+async def _two_editors(
+    env: dict[str, str], root: Path, uri: str, text: str, keystrokes: int
+) -> dict[str, object]:
+    first, second = await editor(env, root), await editor(env, root)
+    for client in (first, second):
+        client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda params: None)
+    typed, mirrored = Buffer(text), Buffer(text)
+    arrived: dict[int, float] = {}
+
+    @second.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        now = time.perf_counter()
+        for change in params.edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit)
+            for edit in change.edits:
+                assert isinstance(edit, types.TextEdit)
+                mirrored.apply(edit)
+                arrived[len(arrived)] = now
+                send_change(second, uri, mirrored.version, edit)  # the echo
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    try:
+        open_document(first, uri, text)
+        open_document(second, uri, text)
+        for client in (first, second):  # both opens handled
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="shadowtab.lock.status", arguments=[])
+            )
+        middle = len(typed.lines) // 2
+        sent: list[float] = []
+        for index in range(keystrokes):
+            position = types.Position(line=middle, character=4 + index)
+            edit = types.TextEdit(range=types.Range(start=position, end=position), new_text="x")
+            typed.apply(edit)
+            sent.append(time.perf_counter())
+            send_change(first, uri, typed.version, edit)
+            await asyncio.sleep(0.1)
+        deadline = time.monotonic() + 30
+        while len(arrived) < keystrokes and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        equal_at_once = typed.text() == mirrored.text()
+        hub = daemon_stats(env)["hub"]
+    finally:
+        for client in (first, second):
+            await client.shutdown_async(None)
+            client.exit(None)
+            await client.stop()
+    latencies = [(arrived[i] - sent[i]) * 1000 for i in range(len(arrived)) if i < len(sent)]
+    within_100 = sum(1 for ms in latencies if ms <= 100)
+    return {
+        "file_mb": round(len(text.encode()) / 2**20, 2),
+        "keystrokes": keystrokes,
+        "interval_ms": 100,
+        "mirrored": len(arrived),
+        "mirrored_within_100ms": within_100,
+        "end_to_end_p50_ms": round(statistics.median(latencies), 2) if latencies else None,
+        "end_to_end_max_ms": round(max(latencies), 2) if latencies else None,
+        "server_p50_ms": hub["text_sync"].get("p50_ms"),
+        "server_changes": hub["text_sync"].get("changes"),
+        "buffers_equal_after_last": equal_at_once,
+        "engine": "off",
+        "linters": "off",
+        "targets": {"server_p50_ms": 5.0, "end_to_end_p50_ms": 50.0},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--edits", type=int, default=5000)
     parser.add_argument("--lint-runs", type=int, default=21)
+    parser.add_argument("--mirrored", type=int, default=50, help="two-editor keystrokes")
+    parser.add_argument("--skip-two-editors", action="store_true")
     args = parser.parse_args()
-    big = python_source(180_000)
-    while len(big.encode()) < 10 * 1024 * 1024:
-        big += big[: 10 * 1024 * 1024 - len(big.encode()) + 1]
+    big = ten_megabytes()
     small = python_source(1000)
     with tempfile.TemporaryDirectory() as folder:
         root, state = Path(folder, "root"), Path(folder, "state")
@@ -94,24 +265,23 @@ def main() -> None:
             )
         finally:
             ws.close()
-    print(
-        json.dumps(
-            {
-                "benchmark": "shadow_edits",
-                "big_file_mb": round(len(big.encode()) / 2**20, 2),
-                "big_file_lines": big.count("\n"),
-                "keystrokes_per_s_10mb": round(big_rate),
-                "keystrokes_per_s_1k_lines": round(small_rate),
-                "naive_str_edits_per_s_10mb": round(naive_rate, 1),
-                "speedup_10mb_vs_naive": round(big_rate / naive_rate, 1),
-                "journal": True,
-                "lint_p50_ms_1k_lines": round(lint_ms, 1),
-                "lint_runs": args.lint_runs,
-                "lint_diagnostics": diagnostics,
-                "small_file_lines": small.count("\n"),
-            }
-        )
-    )
+    figures = {
+        "benchmark": "shadow_edits",
+        "big_file_mb": round(len(big.encode()) / 2**20, 2),
+        "big_file_lines": big.count("\n"),
+        "keystrokes_per_s_10mb": round(big_rate),
+        "keystrokes_per_s_1k_lines": round(small_rate),
+        "naive_str_edits_per_s_10mb": round(naive_rate, 1),
+        "speedup_10mb_vs_naive": round(big_rate / naive_rate, 1),
+        "journal": True,
+        "lint_p50_ms_1k_lines": round(lint_ms, 1),
+        "lint_runs": args.lint_runs,
+        "lint_diagnostics": diagnostics,
+        "small_file_lines": small.count("\n"),
+    }
+    if not args.skip_two_editors:
+        figures["two_editors"] = asyncio.run(two_editors(big, args.mirrored))
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

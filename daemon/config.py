@@ -56,7 +56,6 @@ class Settings:
             n_ctx=self.context_size,
             n_threads=self.threads,
             kv_cache_mb=self.kv_cache_mb,
-            data_dir=data_dir or paths.data_dir(),
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -77,7 +76,6 @@ class Settings:
 
         return HubOptions(
             state_dir=state_dir or paths.state_dir(),
-            data_dir=data_dir or paths.data_dir(),
             engine=self.engine_options(data_dir),
             linters=self.linter_specs(),
             lint_debounce_ms=self.lint_debounce_ms,

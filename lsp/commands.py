@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.lsp.edits_push import push_full_text
-from shadowtab.shadow_workspace import ShadowError
+from shadowtab.lsp.edits_push import push_text
+from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 COMMAND_PREFIX = "shadowtab."
-TAKE_MODES = ("commit", "discard", "keep")
 OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open a root
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -82,45 +81,51 @@ class CommandRunner:
         return self.hub.workspaces.for_uri(path.resolve().as_uri())
 
     async def lock_status(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.workspace(args)
-        return lock_summary(workspace)
+        return self.workspace(args).lock_status()
 
     async def lock_take(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         mode = take_mode(args)
+        shown = shown_texts(workspace)
         result = await asyncio.to_thread(workspace.take, mode)
-        self.sync_editors(workspace)
+        self.sync_editors(workspace, shown)
         return result.to_dict()
 
     async def lock_release(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         workspace.release()
-        return lock_summary(workspace)
+        return workspace.lock_status()
 
     async def lock_toggle(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         mode = take_mode(args)
+        shown = shown_texts(workspace)
         result = await asyncio.to_thread(workspace.toggle, mode)
-        self.sync_editors(workspace)
+        self.sync_editors(workspace, shown)
         return result
 
     async def shadow_diff(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
-        return {**lock_summary(workspace), "diff": workspace.pending_diff()}
+        return {**workspace.lock_status(), "diff": workspace.pending_diff()}
 
     async def shadow_pending(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
-        return {**lock_summary(workspace), "files": pending_files(workspace)}
+        return {**workspace.lock_status(), "files": workspace.pending_uris()}
 
-    def sync_editors(self, workspace: ShadowWorkspace) -> None:
-        """After the shadow changed under the editors (discard, commit, model edits):
-        push the shadow text to every session whose buffer differs."""
-        for session in list(self.hub.sessions):
-            for uri in list(session.sync.versions):
-                document = workspace.document(uri)
-                view = session.sync.view_text(uri)
-                if document is not None and view is not None and document.text != view:
-                    push_full_text(session, uri, view, document.text)
+    def sync_editors(self, workspace: ShadowWorkspace, shown: dict[str, str]) -> None:
+        """After the shadow changed under the editors (discard, commit): bring every
+        editor's buffer (`shown`: the shadow texts they showed) to the shadow text."""
+        for uri, before in shown.items():
+            document = workspace.document(uri)
+            if document is None or document.text == before:
+                continue
+            for session in self.hub.workspaces.sessions_with(uri):
+                push_text(session, uri, before, document.text)
+
+
+def shown_texts(workspace: ShadowWorkspace) -> dict[str, str]:
+    """The text of every document an editor shows: what their buffers hold."""
+    return {doc.uri: doc.text for doc in workspace.open_documents()}
 
 
 def take_mode(args: dict[str, Any]) -> str:
@@ -129,12 +134,3 @@ def take_mode(args: dict[str, Any]) -> str:
     if mode not in TAKE_MODES:
         raise ValueError(f"mode must be one of {', '.join(TAKE_MODES)}, got {mode!r}")
     return str(mode)
-
-
-def lock_summary(workspace: ShadowWorkspace) -> dict[str, Any]:
-    """{root, holder, pending: [uri], conflicts: [...], documents: n}"""
-    return workspace.lock_status()
-
-
-def pending_files(workspace: ShadowWorkspace) -> list[str]:
-    return [document.uri for document in workspace.pending_documents()]

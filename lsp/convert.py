@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
 
 from lsprotocol import types
 from shadowtab.shadow_workspace import Diagnostic, Position, Range, TextChange
@@ -54,7 +53,3 @@ def edits_to_changes(edits: Sequence[types.TextEdit]) -> list[TextChange]:
         ):
             raise ValueError("overlapping text edits")
     return [TextChange(to_shadow_range(e.range), e.new_text) for e in reversed(ordered)]
-
-
-def position_dict(position: Position) -> dict[str, Any]:
-    return {"line": position.line, "character": position.character}

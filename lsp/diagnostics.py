@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from shadowtab.lsp.convert import to_lsp_diagnostic
+from shadowtab.lsp.debounce import Debouncer
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
@@ -25,21 +26,15 @@ logger = logging.getLogger(__name__)
 class DiagnosticsPublisher:
     def __init__(self, hub: Hub, debounce_s: float) -> None:
         self.hub = hub
-        self.debounce_s = debounce_s
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._debouncer = Debouncer(debounce_s, self._start)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._pending_published: set[str] = set()
 
     def schedule(self, uri: str, delay_s: float | None = None) -> None:
         """Lint `uri` after the debounce delay; a newer call restarts the delay."""
-        if (timer := self._timers.pop(uri, None)) is not None:
-            timer.cancel()
-        loop = asyncio.get_running_loop()
-        delay = self.debounce_s if delay_s is None else delay_s
-        self._timers[uri] = loop.call_later(delay, self._start, uri)
+        self._debouncer.trigger(uri, delay_s=delay_s)
 
     def _start(self, uri: str) -> None:
-        self._timers.pop(uri, None)
         if (running := self._tasks.pop(uri, None)) is not None:
             running.cancel()  # an older lint of older text: its result is stale
         self._tasks[uri] = asyncio.ensure_future(self._lint_and_publish(uri))
@@ -84,7 +79,7 @@ class DiagnosticsPublisher:
     def refresh_pending(self, workspace: ShadowWorkspace) -> None:
         """After a lock change: lint pending shadow documents (model holds the lock), or
         clear what was published for them (the user took it back)."""
-        pending = set(pending_uris(workspace)) if workspace.lock.holder == "model" else set()
+        pending = set(workspace.pending_uris()) if workspace.lock.holder == "model" else set()
         for uri in pending:
             self.schedule(uri, delay_s=0)
         for uri in list(self._pending_published):
@@ -98,16 +93,10 @@ class DiagnosticsPublisher:
             session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def cancel(self, uri: str) -> None:
-        if (timer := self._timers.pop(uri, None)) is not None:
-            timer.cancel()
+        self._debouncer.cancel(uri)
         if (task := self._tasks.pop(uri, None)) is not None:
             task.cancel()
 
     def close(self) -> None:
-        for uri in list(self._timers) + list(self._tasks):
+        for uri in self._debouncer.pending() + list(self._tasks):
             self.cancel(uri)
-
-
-def pending_uris(workspace: ShadowWorkspace) -> list[str]:
-    """URIs of documents whose shadow text differs from the disk."""
-    return [document.uri for document in workspace.pending_documents()]

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
-from shadowtab.lsp.protocol import SessionProtocol
 from shadowtab.lsp.transport import ByteWriter, frame
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.session import SessionProtocol
 
 logger = logging.getLogger(__name__)
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 import sys
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
-from shadowtab.lsp.features import telemetry
 from shadowtab.lsp.prediction_check import LintCache
 from shadowtab.lsp.predictions import PredictionService
 from shadowtab.lsp.session import Session
@@ -31,7 +32,6 @@ logger = logging.getLogger(__name__)
 @dataclass
 class HubOptions:
     state_dir: Path
-    data_dir: Path
     engine: EngineOptions
     linters: dict[str, LinterSpec] = field(default_factory=dict)
     lint_debounce_ms: int = 150
@@ -49,6 +49,9 @@ class Hub:
         self.sessions: set[Session] = set()
         self.commands = CommandRunner(self)
         self.predictions = PredictionService(self, options.warm_debounce_ms / 1000)
+        self.client_events: Counter[str] = Counter()  # didShowInlineEdit, accepted edits...
+        # server time of each keystroke (shadow edit + forwarding it; echoes not counted)
+        self.text_sync_ms: deque[float] = deque(maxlen=4096)
         self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
         self._next_session_id = 1
         self._closed = False
@@ -116,8 +119,15 @@ class Hub:
             "sessions": len(self.sessions),
             "engine": self.engine_host.stats(),
             "workspaces": self.workspaces.describe(),
-            "client_events": dict(telemetry),  # didShowInlineEdit, accepted next edits...
+            "client_events": dict(self.client_events),
+            "text_sync": self._text_sync_stats(),
         }
+
+    def _text_sync_stats(self) -> dict[str, Any]:
+        times = list(self.text_sync_ms)
+        if not times:
+            return {"changes": 0}
+        return {"changes": len(times), "p50_ms": round(statistics.median(times), 3)}
 
     async def close(self) -> None:
         if self._closed:

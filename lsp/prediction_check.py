@@ -11,7 +11,6 @@ from pathlib import Path
 
 from shadowtab.inference.next_edit.filters import Replacement, lint_gate
 from shadowtab.inference.next_edit.predictor import Check, EditCandidate
-from shadowtab.lsp.edits_push import utf16_position
 from shadowtab.shadow_workspace import (
     Diagnostic,
     LinterSpec,
@@ -21,6 +20,7 @@ from shadowtab.shadow_workspace import (
     TextChange,
     diagnostics_delta,
     lint_text,
+    position_in,
 )
 
 ERROR = 1
@@ -49,9 +49,8 @@ class LintCache:
 
 
 def as_change(text: str, candidate: Replacement) -> TextChange:
-    start, end = utf16_position(text, candidate.start), utf16_position(text, candidate.end)
-    rng = Range(Position(start.line, start.character), Position(end.line, end.character))
-    return TextChange(rng, candidate.new_text)
+    start, end = position_in(text, candidate.start), position_in(text, candidate.end)
+    return TextChange(Range(Position(*start), Position(*end)), candidate.new_text)
 
 
 def adds_errors(

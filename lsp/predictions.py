@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pygls.exceptions import JsonRpcContentModified
 from shadowtab.inference.next_edit.predictor import PredictionRequest, RecentEdit
+from shadowtab.lsp.debounce import Debouncer
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
@@ -32,9 +33,8 @@ class PredictionCancelled(JsonRpcContentModified):
 class PredictionService:
     def __init__(self, hub: Hub, warm_debounce_s: float) -> None:
         self.hub = hub
-        self.warm_debounce_s = warm_debounce_s
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
-        self._warm_timers: dict[str, asyncio.TimerHandle] = {}
+        self._warming = Debouncer(warm_debounce_s, self._start_warm)
         # Engine calls are serialized inside the engine; two workers let a cheap call
         # (a FixedPredictor, a cancelled warm) pass a long one.
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
@@ -69,17 +69,15 @@ class PredictionService:
         self, session: Session, uri: str, line: int, character: int, max_candidates: int
     ) -> PredictionRequest:
         """A PredictionRequest from the shadow text (ValueError: not open in the session)."""
-        if session.sync.version_of(uri) is None:
-            raise ValueError(f"document not open: {uri}")
-        workspace = self.hub.workspaces.for_uri(uri)
-        document = workspace.document(uri)
+        document = session.sync.document(uri)
         if document is None:
             raise ValueError(f"document not open: {uri}")
+        workspace = self.hub.workspaces.for_uri(uri)
         history = workspace.history.recent(uri, limit=RECENT_EDITS)
         path = str(document.path)
         return PredictionRequest(
             path=path,
-            language_id=session.sync.language_ids.get(uri, ""),
+            language_id=document.language_id,
             text=document.text,
             cursor=document.offset_at(Position(line, character)),
             recent_edits=[RecentEdit(path, e.old_text, e.new_text) for e in history],
@@ -91,15 +89,9 @@ class PredictionService:
         predictor = self.hub.predictor
         if predictor is None:
             return
-        if (timer := self._warm_timers.pop(uri, None)) is not None:
-            timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._warm_timers[uri] = loop.call_later(
-            self.warm_debounce_s, self._start_warm, session, uri
-        )
+        self._warming.trigger(uri, session)
 
-    def _start_warm(self, session: Session, uri: str) -> None:
-        self._warm_timers.pop(uri, None)
+    def _start_warm(self, uri: str, session: Session) -> None:
         predictor = self.hub.predictor
         if predictor is None:
             return
@@ -113,8 +105,8 @@ class PredictionService:
         task.add_done_callback(_ignore_result)
 
     def _warm_request(self, session: Session, uri: str) -> PredictionRequest | None:
-        document = self.hub.workspaces.for_uri(uri).document(uri)
-        if document is None or session.sync.version_of(uri) is None:
+        document = session.sync.document(uri)
+        if document is None:
             return None
         history = self.hub.workspaces.for_uri(uri).history.recent(uri, limit=1)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
@@ -123,8 +115,7 @@ class PredictionService:
         return self.request_for(session, uri, position.line, position.character, 1)
 
     def close(self) -> None:
-        for timer in self._warm_timers.values():
-            timer.cancel()
+        self._warming.close()
         for events in self._cancels.values():
             for event in events:
                 event.set()

@@ -1,26 +1,88 @@
 """One LSP session: one editor connection with its own pygls server object, sharing the
-hub's shadow workspaces, engine and predictor with every other session."""
+hub's shadow workspaces, engine and predictor with every other session.
+
+Its pygls protocol and server classes: `exit` ends the session (not the process), text
+sync goes to the shared shadow workspace instead of pygls' own copy, and positions are
+always UTF-16 (what the shadow workspace speaks)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 from shadowtab.lsp.dispatch import MessageDispatcher
-from shadowtab.lsp.features import register_features
+from shadowtab.lsp.handlers import register_features, run_text_sync
 from shadowtab.lsp.progress import EngineProgressReporter
-from shadowtab.lsp.protocol import SessionProtocol, SessionServer
 from shadowtab.lsp.text_sync import TextSync
 from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, read_messages
 
 if TYPE_CHECKING:
+    from pygls.server import ServerErrors
     from shadowtab.lsp.hub import Hub
 
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "shadowtab"
+
+
+class SessionProtocol(LanguageServerProtocol):
+    _server: SessionServer
+
+    @property
+    def session(self) -> Session:
+        return self._server.session
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """End this session only; pygls' default calls sys.exit()."""
+        self.session.exit()
+        yield from ()
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        general = params.capabilities.general
+        if general is not None and general.position_encodings is not None:
+            # The shadow workspace speaks UTF-16 (the LSP default): never negotiate another.
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        result = yield from super().lsp_initialize(params)
+        return result
+
+    # Text sync: pygls' built-ins would keep a copy of every document; the handler table
+    # (lsp/handlers.py) sends the changes straight into the shadow instead.
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
+class SessionServer(LanguageServer):
+    """A pygls LanguageServer bound to one Session (one editor connection)."""
+
+    protocol: SessionProtocol
+
+    def __init__(self, session: Session, name: str, version: str) -> None:
+        self.session = session
+        super().__init__(name, version, protocol_cls=SessionProtocol)
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        # pygls' default pops a window/showMessage per error: a flood of bad input would
+        # flood the user. Errors of requests are already answered; log the rest.
+        logger.warning("session %d: %s: %s", self.session.id, type(error).__name__, error)
 
 
 def _version() -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from shadowtab.lsp.convert import edits_to_changes
-from shadowtab.lsp.edits_push import push_full_text
+from shadowtab.lsp.edits_push import push_text
 
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
@@ -47,6 +47,8 @@ async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
     for uri, uri_changes in changes.items():
         try:
             workspace = hub.workspaces.for_uri(uri)
+            shown = workspace.document(uri)
+            before = shown.text if shown is not None and shown.open else None
             result = workspace.apply_model_edit(uri, uri_changes)
         except (ValueError, KeyError, OSError) as exc:
             raise JsonRpcInvalidParams(f"{uri}: {exc}") from exc
@@ -54,12 +56,10 @@ async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
         hub.workspaces.diagnostics.schedule(uri, delay_s=0)
         hub.predictions.on_document_changed(uri)
         document = workspace.document(uri)
-        if document is None:
-            continue
+        if document is None or before is None:
+            continue  # no editor shows it
         for other in hub.workspaces.sessions_with(uri):
-            view = other.sync.view_text(uri)
-            if view is not None:
-                push_full_text(other, uri, view, document.text)
+            push_text(other, uri, before, document.text)
     return {"applied": True, "results": results}
 
 

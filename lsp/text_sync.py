@@ -1,17 +1,23 @@
-"""Incremental text sync of one session into the shared shadow workspace.
+"""Incremental text sync of one session straight into the shared shadow workspace: the
+shadow's ShadowDocument is the only copy of the text (pygls keeps none), and it holds
+each editor's version, the language id and which editors have the document open.
 
-Each session also keeps its own view of its documents (pygls' Workspace, UTF-16): it
-tells an editor's echo of a model edit we pushed (its buffer now equals the shadow: no
-change to apply) from a real keystroke."""
+A keystroke is applied once and forwarded, as the change itself, to the other editors
+showing the document. Each of them reports it back as its own didChange: that echo is
+recognised as the head of the changes pushed to it and only moves its version on."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import defaultdict, deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from shadowtab.lsp.convert import to_text_change
-from shadowtab.lsp.edits_push import push_full_text
+from shadowtab.lsp.edits_push import push_changes, push_text
+from shadowtab.shadow_workspace import EditEvent, ShadowDocument, TextChange
 
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
@@ -28,80 +34,86 @@ SAVED_WHILE_MODEL_HOLDS_LOCK = (
 class TextSync:
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.versions: dict[str, int] = {}
-        self.language_ids: dict[str, str] = {}
+        self.open_uris: set[str] = set()  # to close them when the session ends
+        # uri -> changes pushed to this editor whose didChange has not come back yet
+        self._echoes: dict[str, deque[list[TextChange]]] = defaultdict(deque)
 
     @property
     def _registry(self) -> WorkspaceRegistry:
         return self.session.hub.workspaces
 
-    def version_of(self, uri: str) -> int | None:
-        return self.versions.get(uri)
-
-    def view_text(self, uri: str) -> str | None:
-        if uri not in self.versions:
+    def document(self, uri: str) -> ShadowDocument | None:
+        """The shadow document of `uri` when this session has it open."""
+        if uri not in self.open_uris:
             return None
-        return self.session.server.workspace.get_text_document(uri).source
+        document = self._registry.for_uri(uri).document(uri)
+        if document is None or self.session.id not in document.editors:
+            return None
+        return document
+
+    def version_of(self, uri: str) -> int | None:
+        """The version of this editor's buffer of `uri` (None: not open here)."""
+        document = self.document(uri)
+        return None if document is None else document.editors[self.session.id]
+
+    def expect_echo(self, uri: str, change: TextChange) -> list[TextChange]:
+        echo = [change]
+        self._echoes[uri].append(echo)
+        return echo
+
+    def drop_echo(self, uri: str, echo: object) -> None:
+        """A push that was refused or failed: its echo will not come."""
+        queue = self._echoes.get(uri)
+        if queue is not None and any(e is echo for e in queue):
+            queue.remove(echo)  # type: ignore[arg-type]
 
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         workspace = self._registry.for_uri(item.uri)
-        existing = workspace.document(item.uri)
-        if existing is not None and self._registry.sessions_with(item.uri):
-            document = existing  # another editor shows it: the shadow text stands
-        else:
-            document = workspace.open_document(item.uri, item.text, item.version, item.language_id)
+        document = workspace.open_document(
+            item.uri, item.text, item.version, item.language_id, editor=self.session.id
+        )
         # Recorded only once the shadow took it: a refused file is not open anywhere.
-        self.session.server.workspace.put_text_document(item)
-        self.versions[item.uri] = item.version
-        self.language_ids[item.uri] = item.language_id
-        self._registry.opened(item.uri, self.session)
+        self.open_uris.add(item.uri)
         if document.text != item.text:
             # The shadow holds edits this editor has not seen (another editor, a model edit
             # kept pending): show the editor what the shadow holds.
-            push_full_text(self.session, item.uri, item.text, document.text)
+            push_text(self.session, item.uri, item.text, document.text)
         self._registry.diagnostics.schedule(item.uri, delay_s=0)
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri not in self.versions:
+        started = time.perf_counter()
+        uri, version = params.text_document.uri, params.text_document.version
+        if self.document(uri) is None:
             logger.info("session %d: didChange of unopened %s ignored", self.session.id, uri)
             return
-        view = self.session.server.workspace
-        for change in params.content_changes:
-            view.update_text_document(params.text_document, change)
-        self.versions[uri] = params.text_document.version
         self.session.hub.predictions.on_document_changed(uri)
         workspace = self._registry.for_uri(uri)
-        document = workspace.document(uri)
-        new_view = view.get_text_document(uri).source
-        if document is not None and document.text == new_view:
-            return  # the echo of an edit the shadow already holds
-        if document is None:
-            return
         changes = [to_text_change(c) for c in params.content_changes]
-        # Shadow versions run on when several editors (own numbering) or the model edit.
-        version = params.text_document.version
-        workspace.change_document(
-            uri, version if version >= document.version else None, changes, author="user"
-        )
-        self._mirror_to_other_editors(uri, document.text)
+        echoes = self._echoes.get(uri)
+        if echoes and echoes[0] == changes:
+            echoes.popleft()  # the echo of a change the shadow already holds
+            workspace.note_editor_version(uri, self.session.id, version)
+            return
+        events = workspace.edit_document(uri, self.session.id, version, changes)
+        self._forward(uri, events)
+        self.session.hub.text_sync_ms.append((time.perf_counter() - started) * 1000)
         self._registry.diagnostics.schedule(uri)
         self.session.hub.predictions.schedule_warm(self.session, uri)
 
-    def _mirror_to_other_editors(self, uri: str, text: str) -> None:
+    def _forward(self, uri: str, events: Sequence[EditEvent]) -> None:
         """Other editors showing `uri` get this keystroke too: one shadow, one text."""
+        changes = [TextChange(event.range, event.new_text) for event in events]
         for other in self._registry.sessions_with(uri):
-            view = other.sync.view_text(uri) if other is not self.session else None
-            if view is not None and view != text:
-                push_full_text(other, uri, view, text)
+            if other is not self.session:
+                push_changes(other, uri, changes)
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self._forget(params.text_document.uri)
 
     def did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if uri not in self.versions:
+        if self.document(uri) is None:
             return
         workspace = self._registry.for_uri(uri)
         if workspace.note_saved(uri):
@@ -113,19 +125,21 @@ class TextSync:
             )
 
     def _forget(self, uri: str) -> None:
-        if uri not in self.versions:
+        if uri not in self.open_uris:
             return
-        del self.versions[uri]
-        self.language_ids.pop(uri, None)
-        self.session.server.workspace.remove_text_document(uri)
+        self.open_uris.discard(uri)
+        self._echoes.pop(uri, None)
         self.session.hub.predictions.on_document_changed(uri)
-        if self._registry.closed(uri, self.session):
+        try:
+            workspace = self._registry.for_uri(uri)
+            workspace.close_document(uri, editor=self.session.id)
+            document = workspace.document(uri)
+        except Exception as exc:
+            logger.warning("closing %s: %s", uri, exc)
+            return
+        if document is None or not document.open:
             self._registry.diagnostics.cancel(uri)
-            try:
-                self._registry.for_uri(uri).close_document(uri)
-            except Exception as exc:
-                logger.warning("closing %s: %s", uri, exc)
 
     async def close_all(self) -> None:
-        for uri in list(self.versions):
+        for uri in list(self.open_uris):
             self._forget(uri)

@@ -1,11 +1,11 @@
-"""The hub's view of the shadow workspaces: which session has which document open, lock
-change broadcasts, and debounced linting shared by all sessions."""
+"""The hub's view of the shadow workspaces: which sessions show a document (the editors
+its ShadowDocument lists), lock change broadcasts, and debounced linting shared by all
+sessions."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,6 @@ class WorkspaceRegistry:
         self.options = options
         self._workspaces: Workspaces | None = None
         self._watched: set[int] = set()
-        self._openers: dict[str, set[Session]] = defaultdict(set)
         self.diagnostics = DiagnosticsPublisher(hub, options.lint_debounce_ms / 1000)
 
     @property
@@ -95,33 +94,26 @@ class WorkspaceRegistry:
             self.diagnostics.schedule(event.uri)
 
     def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
-        params = lock_state(workspace)
+        params = workspace.lock_status()
         for session in list(self.hub.sessions):
             session.notify(LOCK_CHANGED, params)
         self.diagnostics.refresh_pending(workspace)
 
-    def opened(self, uri: str, session: Session) -> None:
-        self._openers[uri].add(session)
-
-    def closed(self, uri: str, session: Session) -> bool:
-        """Forget `session` as an opener; True when no session has `uri` open any more."""
-        openers = self._openers.get(uri)
-        if openers is None:
-            return True
-        openers.discard(session)
-        if openers:
-            return False
-        del self._openers[uri]
-        return True
-
     def sessions_with(self, uri: str) -> list[Session]:
-        return list(self._openers.get(uri, ()))
+        """The sessions whose editors show `uri`."""
+        try:
+            document = self.registry.for_uri(uri).document(uri)
+        except ValueError:
+            return []
+        if document is None or not document.editors:
+            return []
+        return [s for s in self.hub.sessions if s.id in document.editors]
 
     def all(self) -> list[ShadowWorkspace]:
         return [] if self._workspaces is None else list(self._workspaces.all())
 
     def describe(self) -> list[dict[str, Any]]:
-        return [lock_state(ws) for ws in self.all()]
+        return [ws.lock_status() for ws in self.all()]
 
     async def close(self) -> None:
         self.diagnostics.close()
@@ -130,8 +122,3 @@ class WorkspaceRegistry:
                 self._workspaces.close()
             except Exception:
                 logger.exception("closing the shadow workspaces")
-
-
-def lock_state(workspace: ShadowWorkspace) -> dict[str, Any]:
-    """{root, holder, pending: [uri], conflicts: [...], documents: n}"""
-    return workspace.lock_status()

@@ -6,6 +6,7 @@ from .disk import DiskBase, path_to_uri, uri_to_path
 from .disk_sync import DiskEvent
 from .document import ShadowDocument
 from .history import EditHistory
+from .line_text import position_in
 from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import (
     CommitConflict,
@@ -20,13 +21,15 @@ from .model import (
     UnknownDocument,
     UnsupportedFile,
 )
+from .model_spans import minimal_change
 from .registry import Workspaces
-from .save_lock import LockEvent, SaveLock, TakeResult
+from .save_lock import TAKE_MODES, LockEvent, SaveLock, TakeResult
 from .store import Conflict, DocumentStore
 from .workspace import ModelEditResult, ShadowWorkspace
 
 __all__ = [
     "DEFAULT_LINTERS",
+    "TAKE_MODES",
     "CommitConflict",
     "Conflict",
     "Diagnostic",
@@ -54,6 +57,8 @@ __all__ = [
     "Workspaces",
     "diagnostics_delta",
     "lint_text",
+    "minimal_change",
     "path_to_uri",
+    "position_in",
     "uri_to_path",
 ]

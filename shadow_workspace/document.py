@@ -46,7 +46,9 @@ class ShadowDocument:
         self.base = base
         self.base_text = base_text
         self.bom = bom
-        self.open = False  # an editor has it open (didOpen without didClose)
+        # The editors showing it (didOpen without didClose): editor id -> the version
+        # of that editor's buffer. The shadow's own version runs on from all of them.
+        self.editors: dict[int, int] = {}
         self.model_edits = 0  # model edits since the base
         self.model_spans = ModelSpans()  # where the pending model edits are, in self.text
         self._text = LineText(text)
@@ -56,6 +58,11 @@ class ShadowDocument:
 
     def __repr__(self) -> str:
         return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
+
+    @property
+    def open(self) -> bool:
+        """An editor has it open."""
+        return bool(self.editors)
 
     @property
     def text(self) -> str:
@@ -136,7 +143,10 @@ class ShadowDocument:
             start, end = 0, len(self._text)
         else:
             start = self.offset_at(change.range.start)
-            end = max(start, self.offset_at(change.range.end))
+            if change.range.end == change.range.start:  # typing: one lookup, not two
+                end = start
+            else:
+                end = max(start, self.offset_at(change.range.end))
         start_pos = self.position_at(start)
         old = self._text.replace(start, end, change.text)
         old_range = Range(start_pos, advance(start_pos, old))

@@ -13,7 +13,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Author
+from .line_text import position_in
+from .model import Author, Position, Range, TextChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,18 @@ def narrowed(splice: Splice) -> Splice:
     limit = min(len(old), len(new)) - head
     tail = common_prefix_length(old[::-1][:limit], new[::-1][:limit])
     return Splice(splice.offset + head, old[head : len(old) - tail], new[head : len(new) - tail])
+
+
+def minimal_change(old: str, new: str) -> TextChange | None:
+    """One change turning `old` into `new`, covering only what differs (None: equal).
+    O(text) at C speed: for pushing a whole new text to an editor (model edits, a
+    discard, an editor that opened a stale copy), never per keystroke."""
+    if old == new:
+        return None
+    splice = narrowed(Splice(0, old, new))
+    start = Position(*position_in(old, splice.offset))
+    end = Position(*position_in(old, splice.offset + len(splice.old)))
+    return TextChange(Range(start, end), splice.new)
 
 
 class ModelSpans:

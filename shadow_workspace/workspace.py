@@ -19,7 +19,7 @@ from .document import ShadowDocument
 from .history import COALESCE_WINDOW_S, EditHistory
 from .journal import Journal, journal_path
 from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
-from .model import Author, Diagnostic, ShadowError, TextChange, UnknownDocument
+from .model import Author, Diagnostic, EditEvent, ShadowError, TextChange, UnknownDocument
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .store import Conflict, DocumentStore
@@ -117,15 +117,19 @@ class ShadowWorkspace:
 
     # -- editor documents ----------------------------------------------------------------
     def open_document(
-        self, uri: str, text: str, version: int, language_id: str = ""
+        self, uri: str, text: str, version: int, language_id: str = "", editor: int = 0
     ) -> ShadowDocument:
-        """An editor opened `uri` with `text`. A document with pending model edits whose
-        editor still shows the disk text keeps its shadow (the caller syncs the editor)."""
+        """Editor `editor` opened `uri` with `text` at `version`. When another editor shows
+        it already, or it has pending model edits and the editor shows the disk text, the
+        shadow text stands (the caller brings the editor's buffer to it)."""
         with self._mutex:
             key = self.key_for(uri)
             existing = self.store.documents.get(key)
+            if existing is not None and existing.editors.keys() - {editor}:
+                existing.editors[editor] = version
+                return existing
             if existing is not None and existing.pending and text == existing.base_text:
-                existing.open, existing.version = True, version
+                existing.editors[editor] = existing.version = version
                 existing.language_id = language_id or existing.language_id
                 return existing
             path = uri_to_path(uri).absolute()
@@ -140,7 +144,7 @@ class ShadowWorkspace:
                 language_id=language_id,
                 bom=on_disk.bom,
             )
-            doc.open = True
+            doc.editors[editor] = version
             self._hold(key, doc)
             self.store.journal_state(doc)
             return doc
@@ -153,14 +157,34 @@ class ShadowWorkspace:
             self._apply(doc, list(changes), version, author)
             return doc
 
-    def close_document(self, uri: str) -> None:
-        """The editor closed it: kept while model edits are pending, else forgotten."""
+    def edit_document(
+        self, uri: str, editor: int, version: int, changes: Sequence[TextChange]
+    ) -> list[EditEvent]:
+        """A keystroke in editor `editor`, whose buffer is now at `version`; the events
+        say what changed (in order), to forward to the other editors as they are. The
+        shadow's version runs on when several editors (own numbering) or the model edit."""
+        with self._mutex:
+            doc = self._require(uri)
+            events = self._apply(doc, list(changes), version if version >= doc.version else None)
+            doc.editors[editor] = version
+            return events
+
+    def note_editor_version(self, uri: str, editor: int, version: int) -> None:
+        """Editor `editor` applied an edit the shadow holds already (its echo)."""
+        with self._mutex:
+            doc = self.store.get(uri)
+            if doc is not None and editor in doc.editors:
+                doc.editors[editor] = version
+
+    def close_document(self, uri: str, editor: int = 0) -> None:
+        """Editor `editor` closed it. Once no editor shows it, it is kept while model
+        edits are pending, else forgotten."""
         with self._mutex:
             doc = self.store.get(uri)
             if doc is None:
                 return
-            doc.open = False
-            if not (doc.model_edits and doc.pending):
+            doc.editors.pop(editor, None)
+            if not doc.open and not (doc.model_edits and doc.pending):
                 self.store.forget(doc)
 
     def load_document(self, uri: str) -> ShadowDocument:
@@ -228,7 +252,7 @@ class ShadowWorkspace:
                 documents = list(self.store.documents.values())
                 for doc in [d for d in documents if disk_sync.has_model_edits(d)]:
                     disk_sync.discard_model_edits(self.store, doc, result)
-            result.pending = [doc.uri for doc in self.pending_documents()]
+            result.pending = self.pending_uris()
             result.diff = self.pending_diff() if result.pending else ""
             self.lock.set_holder("user", f"take:{chosen}")
             self._sync_journal()
@@ -260,7 +284,7 @@ class ShadowWorkspace:
             return {
                 "root": str(self.root),
                 "holder": self.lock.holder,
-                "pending": [doc.uri for doc in self.pending_documents()],
+                "pending": self.pending_uris(),
                 "conflicts": [c.to_dict() for c in self.conflicts.values()],
                 "documents": len(self.store.documents),
                 "journal_error": None if self.store.journal is None else self.store.journal.error,
@@ -269,6 +293,14 @@ class ShadowWorkspace:
     def pending_documents(self) -> list[ShadowDocument]:
         with self._mutex:
             return self.store.pending_documents()
+
+    def pending_uris(self) -> list[str]:
+        return [doc.uri for doc in self.pending_documents()]
+
+    def open_documents(self) -> list[ShadowDocument]:
+        """The documents some editor shows."""
+        with self._mutex:
+            return [doc for doc in self.store.documents.values() if doc.open]
 
     def has_pending(self) -> bool:
         return bool(self.pending_documents())
@@ -316,11 +348,17 @@ class ShadowWorkspace:
 
     # -- edits and journal ---------------------------------------------------------------
     def _apply(
-        self, doc: ShadowDocument, changes: list[TextChange], version: int | None, author: Author
-    ) -> None:
-        for event in doc.apply(changes, version, author):
+        self,
+        doc: ShadowDocument,
+        changes: list[TextChange],
+        version: int | None,
+        author: Author = "user",
+    ) -> list[EditEvent]:
+        events = doc.apply(changes, version, author)
+        for event in events:
             self.history.record(event)
         self.store.journal_edit(doc, changes, author)
+        return events
 
     def _journal_lock(self, event: LockEvent) -> None:
         with self._mutex:

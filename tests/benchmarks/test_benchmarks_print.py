@@ -14,7 +14,10 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 REDUCED_RUNS = {
-    "shadow_edits.py": (["--edits", "300", "--lint-runs", "3"], "keystrokes_per_s_10mb"),
+    "shadow_edits.py": (
+        ["--edits", "300", "--lint-runs", "3", "--mirrored", "10"],
+        "two_editors",
+    ),
     "lsp_latency.py": (["--iterations", "30"], "pump_over_standalone_p50"),
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),

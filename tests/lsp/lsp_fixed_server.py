@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
-from shadowtab.daemon.paths import data_dir, state_dir
+from shadowtab.daemon.paths import state_dir
 from shadowtab.inference.engines.api import EngineOptions
 from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
@@ -44,7 +44,6 @@ def build_hub(argv: Sequence[str]) -> Hub:
     engine = EngineOptions(kind="llama.cpp", n_threads=2) if args.real_model else None
     options = HubOptions(
         state_dir=state_dir(),
-        data_dir=data_dir(),
         engine=engine or EngineOptions(kind="off"),
         linters={} if args.no_lint else dict(DEFAULT_LINTERS),
         lint_debounce_ms=args.lint_debounce_ms,

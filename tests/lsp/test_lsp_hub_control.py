@@ -13,9 +13,7 @@ from shadowtab.lsp.hub import Hub, HubOptions
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
-    options = HubOptions(
-        state_dir=tmp_path / "state", data_dir=tmp_path / "data", engine=EngineOptions(kind="off")
-    )
+    options = HubOptions(state_dir=tmp_path / "state", engine=EngineOptions(kind="off"))
     hub = Hub(options)
     await hub.start()
     try:

@@ -50,7 +50,6 @@ async def setup() -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
     predictor = FixedPredictor(inline_texts=["z"])
     options = HubOptions(
         state_dir=base / "state",
-        data_dir=base / "data",
         engine=EngineOptions(kind="off"),
         warm_debounce_ms=200,
         predictor=predictor,

@@ -1,14 +1,18 @@
 """Dependencies point one way: daemon -> lsp -> (shadow_workspace, inference); the last
-two never import each other, lsp or daemon."""
+two never import each other, lsp or daemon. And no package has an import cycle: the
+module graph (every import, function-local ones included; `if TYPE_CHECKING:` blocks
+left out, they never run) has no strongly connected component of more than one module."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+COMPONENTS = ("daemon", "lsp", "shadow_workspace", "inference")
 FORBIDDEN = {
     "shadow_workspace": {"lsp", "daemon", "inference"},
     "inference": {"lsp", "daemon", "shadow_workspace"},
@@ -16,27 +20,128 @@ FORBIDDEN = {
 }
 
 
-def imported_components(path: Path) -> set[str]:
-    """The shadowtab components a module imports (absolute imports only: relative ones
-    stay inside the component)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
+def module_files() -> dict[str, Path]:
+    """shadowtab.<component>.<...> -> its file, for every module of the four components."""
+    found = {}
+    for component in COMPONENTS:
+        for path in sorted((ROOT / component).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(("shadowtab", *parts))] = path
+    return found
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for child in ast.iter_child_nodes(node):
+        if _is_type_checking(child):
+            continue
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        yield from _import_nodes(child)
+
+
+def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
+    """The shadowtab modules `name` imports: `from a import b` counts as a.b when that is
+    a module, else as a; relative imports are resolved against the package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "shadowtab" and len(parts) > 1:
-                found.add(parts[1])
+            found.update(alias.name for alias in node.names)
+            continue
+        base = package
+        for _ in range(max(node.level - 1, 0)):
+            base = base.rpartition(".")[0]
+        if node.level:
+            module = f"{base}.{node.module}" if node.module else base
+        else:
+            module = node.module or ""
+        for alias in node.names:
+            sub = f"{module}.{alias.name}"
+            found.add(sub if sub in known else module)
+    return {m for m in found if m in known and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = module_files()
+    known = set(files)
+    return {name: imported_modules(name, path, known) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
     return found
 
 
 @pytest.mark.parametrize("component", sorted(FORBIDDEN))
 def test_component_imports_point_one_way(component: str) -> None:
+    graph = import_graph()
+    prefix = f"shadowtab.{component}"
     offenders = {
-        str(path.relative_to(ROOT)): sorted(imported_components(path) & FORBIDDEN[component])
-        for path in sorted((ROOT / component).glob("*.py"))
+        name: sorted({target.split(".")[1] for target in targets} & FORBIDDEN[component])
+        for name, targets in graph.items()
+        if name == prefix or name.startswith(prefix + ".")
     }
-    assert {path: bad for path, bad in offenders.items() if bad} == {}
+    assert {name: bad for name, bad in offenders.items() if bad} == {}
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_would_be_caught() -> None:
+    """The check itself: a function-local import back into a module that imports the
+    caller is a cycle; a TYPE_CHECKING import is not."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import x\n"
+        "def f():\n    import y\n"
+    )
+    names = [
+        alias.name
+        for node in _import_nodes(ast.parse(source))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert names == ["y"]

@@ -1,0 +1,167 @@
+"""The handler table: every LSP method the server answers, listed once, marked as
+
+- mutating: runs on the event loop, in arrival order, against the shadow store (text
+  sync, saves, commands that edit the shadow or move the lock);
+- background: runs off the loop on the text as it was when the request came (the
+  predictor in a worker thread), and is dropped with ContentModified when a keystroke
+  made that text stale (PredictionService).
+
+Text sync (didOpen/didChange/didClose) replaces pygls' built-ins, which would keep a
+second copy of every document: SessionProtocol hands those to `run_text_sync`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from shadowtab.lsp import prediction_handlers
+from shadowtab.lsp.commands import COMMAND_PREFIX
+from shadowtab.lsp.shadow_edit import apply_workspace_edit
+from shadowtab.shadow_workspace import ShadowError
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.session import Session
+
+NEXT_EDIT = "shadowtab/nextEdit"
+COPILOT_INLINE_EDIT = "textDocument/copilotInlineEdit"
+APPLY_EDIT_COMMAND = COMMAND_PREFIX + "shadow.applyEdit"
+
+Kind = Literal["mutating", "background"]
+Handler = Callable[["Session", Any], Any]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    kind: Kind
+    handler: Handler
+    options: Any = None
+    text_sync: bool = False  # a pygls built-in that SessionProtocol replaces
+
+
+def _count(session: Session, method: str) -> None:
+    session.hub.client_events[method] += 1
+
+
+def _initialized(session: Session, params: types.InitializedParams) -> None:
+    session.open_root_workspace()
+    session.progress.on_initialized()
+
+
+def _did_open(session: Session, params: types.DidOpenTextDocumentParams) -> None:
+    session.sync.did_open(params)
+
+
+def _did_change(session: Session, params: types.DidChangeTextDocumentParams) -> None:
+    session.sync.did_change(params)
+
+
+def _did_close(session: Session, params: types.DidCloseTextDocumentParams) -> None:
+    session.sync.did_close(params)
+
+
+def _did_save(session: Session, params: types.DidSaveTextDocumentParams) -> None:
+    session.sync.did_save(params)
+
+
+def _counter(name: str) -> Handler:
+    def count(session: Session, params: Any) -> None:
+        _count(session, name)
+
+    return count
+
+
+async def _next_edit(session: Session, params: Any) -> dict[str, Any]:
+    return await prediction_handlers.next_edit(session, params)
+
+
+# Acceptance telemetry that Copilot-style clients send: counted, nothing else.
+TELEMETRY_NOTIFICATIONS = (
+    "textDocument/didShowInlineEdit",
+    "textDocument/didShowCompletion",
+    "textDocument/didPartiallyAcceptCompletion",
+)
+
+METHODS: tuple[Method, ...] = (
+    Method(types.INITIALIZED, "mutating", _initialized),
+    Method(types.TEXT_DOCUMENT_DID_OPEN, "mutating", _did_open, text_sync=True),
+    Method(types.TEXT_DOCUMENT_DID_CHANGE, "mutating", _did_change, text_sync=True),
+    Method(types.TEXT_DOCUMENT_DID_CLOSE, "mutating", _did_close, text_sync=True),
+    Method(
+        types.TEXT_DOCUMENT_DID_SAVE, "mutating", _did_save, types.SaveOptions(include_text=False)
+    ),
+    Method(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION,
+        "background",
+        prediction_handlers.inline_completion,
+        types.InlineCompletionOptions(),
+    ),
+    Method(NEXT_EDIT, "background", _next_edit),
+    Method(COPILOT_INLINE_EDIT, "background", _next_edit),
+    *(Method(name, "mutating", _counter(name)) for name in TELEMETRY_NOTIFICATIONS),
+)
+TEXT_SYNC = {method.name: method for method in METHODS if method.text_sync}
+
+
+def run_text_sync(session: Session, method: str, params: Any) -> None:
+    TEXT_SYNC[method].handler(session, params)
+
+
+def register_features(session: Session) -> None:
+    """Register the table's methods and the workspace/executeCommand commands."""
+    server = session.server
+    for method in METHODS:
+        if not method.text_sync:
+            server.feature(method.name, method.options)(_bound(session, method))
+    _register_commands(session)
+
+
+def _bound(session: Session, method: Method) -> Any:
+    """A distinct function per registration (pygls stores attributes on the function);
+    async for background methods, so pygls awaits them off the dispatch path."""
+    if method.kind == "background":
+
+        async def background(params: Any) -> Any:
+            return await method.handler(session, params)
+
+        return background
+
+    def mutating(params: Any) -> Any:
+        return method.handler(session, params)
+
+    return mutating
+
+
+def _register_commands(session: Session) -> None:
+    server = session.server
+    for name in session.hub.commands.control_names():
+        server.command(COMMAND_PREFIX + name)(_command(session, name))
+
+    @server.command(APPLY_EDIT_COMMAND)
+    async def apply_edit(*args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise JsonRpcInvalidParams("shadowtab.shadow.applyEdit takes one WorkspaceEdit")
+        return await apply_workspace_edit(session, args[0])
+
+    @server.command(prediction_handlers.NEXT_EDIT_ACCEPTED)
+    def next_edit_accepted(*args: Any) -> None:
+        _count(session, prediction_handlers.NEXT_EDIT_ACCEPTED)
+
+
+def _command(session: Session, name: str) -> Any:
+    async def run(*args: Any) -> dict[str, Any]:
+        if len(args) > 1 or (args and not isinstance(args[0], dict)):
+            raise JsonRpcInvalidParams(f"{COMMAND_PREFIX}{name} takes one object argument")
+        options = dict(args[0]) if args else {}
+        if "root" not in options and session.root is not None:
+            options["root"] = session.root
+        try:
+            return await session.hub.commands.for_editor(name, options)
+        except (ValueError, KeyError, ShadowError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+
+    return run
