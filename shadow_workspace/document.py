@@ -141,13 +141,15 @@ class ShadowDocument:
     def _apply_one(self, change: TextChange, author: Author) -> EditEvent:
         if change.range is None:
             start, end = 0, len(self._text)
-        else:
-            start = self.offset_at(change.range.start)
-            if change.range.end == change.range.start:  # typing: one lookup, not two
-                end = start
-            else:
+            start_pos = Position(0, 0)
+        else:  # typing (an empty range) costs one line lookup, not three
+            first = change.range.start
+            start, (line, character) = self._text.locate(first.line, first.character)
+            start_pos = Position(line, character)
+            if change.range.end != first:
                 end = max(start, self.offset_at(change.range.end))
-        start_pos = self.position_at(start)
+            else:
+                end = start
         old = self._text.replace(start, end, change.text)
         old_range = Range(start_pos, advance(start_pos, old))
         return EditEvent(self.uri, time.time(), old_range, old, change.text, author, start)

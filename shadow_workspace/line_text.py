@@ -143,14 +143,22 @@ class LineText:
 
     def offset_at(self, line: int, character: int) -> int:
         """str offset of an LSP position, clamped like VS Code does."""
+        return self.locate(line, character)[0]
+
+    def locate(self, line: int, character: int) -> tuple[int, tuple[int, int]]:
+        """(str offset, the position clamped like VS Code does) of an LSP position: what
+        offset_at and then position_at give, with one line lookup (every keystroke)."""
         if line < 0:
-            return 0
+            return 0, (0, 0)
         if line >= self.line_count:
-            return len(self)
-        block, within = self._locate_line(line)  # once: this runs on every keystroke
+            return len(self), self.position_at(len(self))
+        block, within = self._locate_line(line)
         lines = self._blocks[block]
         start = self._chars.prefix(block) + sum(map(len, lines[:within]))
-        return start + utf16_to_index(line_content(lines[within]), character)
+        content = line_content(lines[within])
+        index = utf16_to_index(content, character)
+        units = index if content.isascii() else utf16_len(content[:index])
+        return start + index, (line, units)
 
     def position_at(self, offset: int) -> tuple[int, int]:
         """(line, UTF-16 character) of a str offset, clamped to the text."""
@@ -206,7 +214,10 @@ class LineText:
 
     def _replace_lines(self, first: int, stop: int, lines: list[str]) -> None:
         block, within = self._locate_line(first)
-        end_block, end_within = self._locate_line(stop - 1)
+        if stop - 1 == first:  # one line (typing): one lookup
+            end_block, end_within = block, within
+        else:
+            end_block, end_within = self._locate_line(stop - 1)
         if block == end_block:
             target = self._blocks[block]
             old_chars = sum(map(len, target[within : end_within + 1]))

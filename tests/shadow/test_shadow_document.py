@@ -124,6 +124,8 @@ def test_random_edits_equal_reference(
 def test_positions_match_reference(block_lines: int, text: str, line: int, character: int) -> None:
     doc = make_doc(text)
     assert doc.offset_at(Position(line, character)) == ref_offset(text, line, character)
+    offset, clamped = doc._text.locate(line, character)  # the keystroke path's one lookup
+    assert clamped == ref_position(text, offset)
     for offset in range(len(text) + 1):
         position = doc.position_at(offset)
         assert (position.line, position.character) == ref_position(text, offset)
