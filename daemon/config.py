@@ -56,6 +56,7 @@ class Settings:
             n_ctx=self.context_size,
             n_threads=self.threads,
             kv_cache_mb=self.kv_cache_mb,
+            data_dir=data_dir or paths.data_dir(),
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
