@@ -25,6 +25,7 @@ from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, r
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
     from shadowtab.lsp.hub import Hub
+    from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
 
@@ -124,14 +125,24 @@ class Session:
             root = to_fs_path(next(iter(workspace.folders.values())).uri)
         return root
 
-    def open_root_workspace(self) -> None:
-        """The editor's root folders become shadow workspaces, so each project's files
-        share one lock (marker discovery could otherwise split a project)."""
+    def folder_roots(self) -> list[str]:
+        """The root and workspace folders the editor opened (local paths, no repeats)."""
         workspace = self.protocol._workspace
         roots: list[str | None] = [self.root]
         if workspace is not None:
             roots += [to_fs_path(folder.uri) for folder in workspace.folders.values()]
-        for root in dict.fromkeys(r for r in roots if r):
+        return list(dict.fromkeys(r for r in roots if r))
+
+    def open_document_workspaces(self) -> list[ShadowWorkspace]:
+        """The existing workspaces holding the documents this editor has open."""
+        registry = self.hub.workspaces
+        found = (registry.existing_for_uri(uri) for uri in self.sync.open_uris)
+        return list({id(ws): ws for ws in found if ws is not None}.values())
+
+    def open_root_workspace(self) -> None:
+        """The editor's root folders become shadow workspaces, so each project's files
+        share one lock (marker discovery could otherwise split a project)."""
+        for root in self.folder_roots():
             try:
                 self.hub.workspaces.for_root(root)
             except Exception as exc:  # a root that is no directory: files find their own

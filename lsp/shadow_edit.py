@@ -4,16 +4,18 @@ pushed with workspace/applyEdit so their buffers stay equal to the shadow."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from shadowtab.lsp.convert import edits_to_changes
 from shadowtab.lsp.edits_push import push_text
+from shadowtab.shadow_workspace import uri_to_path
 
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
-    from shadowtab.shadow_workspace import TextChange
+    from shadowtab.shadow_workspace import ShadowWorkspace, TextChange
 
 
 def parse_workspace_edit(session: Session, raw: Any) -> dict[str, list[TextChange]]:
@@ -40,13 +42,34 @@ def parse_workspace_edit(session: Session, raw: Any) -> dict[str, list[TextChang
         raise JsonRpcInvalidParams(str(exc)) from exc
 
 
+def editable_workspace(session: Session, uri: str) -> ShadowWorkspace:
+    """The workspace the model may edit `uri` in: a `file:` URI inside one of the
+    session's workspace folders or inside the root of a document the session has open.
+    Opens no new workspace; InvalidParams otherwise."""
+    try:
+        real = uri_to_path(uri).resolve()
+    except (ValueError, OSError) as exc:
+        raise JsonRpcInvalidParams(f"{uri}: {exc}") from exc
+    registry = session.hub.workspaces
+    roots = [Path(root).resolve() for root in session.folder_roots()]
+    roots += [ws.root for ws in session.open_document_workspaces()]
+    if not any(real == root or root in real.parents for root in roots):
+        raise JsonRpcInvalidParams(f"{uri}: outside the workspace folders of this editor")
+    workspace = registry.containing(real)
+    if workspace is None:
+        raise JsonRpcInvalidParams(f"{uri}: no shadowtab workspace holds it")
+    return workspace
+
+
 async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
     changes = parse_workspace_edit(session, raw)
     hub = session.hub
+    # Every target is checked before the first edit lands: a bad one writes nothing.
+    targets = {uri: editable_workspace(session, uri) for uri in changes}
     results: dict[str, Any] = {}
     for uri, uri_changes in changes.items():
         try:
-            workspace = hub.workspaces.for_uri(uri)
+            workspace = targets[uri]
             shown = workspace.document(uri)
             before = shown.text if shown is not None and shown.open else None
             result = workspace.apply_model_edit(uri, uri_changes)

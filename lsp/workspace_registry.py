@@ -66,6 +66,15 @@ class WorkspaceRegistry:
         self._watch(workspace)
         return workspace
 
+    def existing_for_uri(self, uri: str) -> ShadowWorkspace | None:
+        """The innermost existing workspace holding `uri`; never opens one."""
+        from shadowtab.shadow_workspace import uri_to_path
+
+        try:
+            return self.containing(uri_to_path(uri))
+        except (ValueError, OSError):
+            return None
+
     def _watch(self, workspace: ShadowWorkspace) -> None:
         if id(workspace) in self._watched:
             return

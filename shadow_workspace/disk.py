@@ -50,10 +50,26 @@ class DiskText:
 
 
 def uri_to_path(uri: str) -> Path:
+    """The local path of a `file:` URI: no host (the host would be ignored and the path
+    written locally), an absolute path (a relative one would land wherever the daemon
+    runs), no `..` segment and no NUL, checked after percent-decoding."""
+    if not isinstance(uri, str):
+        raise PathOutsideRoot(f"a URI must be a string, got {type(uri).__name__}")
     parsed = urlparse(uri)
-    if parsed.scheme not in ("file", ""):
+    if parsed.scheme != "file":
         raise PathOutsideRoot(f"only file: URIs are supported, got {uri!r}")
-    return Path(unquote(parsed.path))
+    if parsed.netloc not in ("", "localhost"):
+        raise PathOutsideRoot(f"file URIs with a host ({parsed.netloc!r}) are refused: {uri!r}")
+    if parsed.params or parsed.query or parsed.fragment:
+        raise PathOutsideRoot(f"a file URI has no parameters, query or fragment: {uri!r}")
+    text = unquote(parsed.path)
+    if "\x00" in text:
+        raise PathOutsideRoot(f"a NUL byte in the path of {uri!r}")
+    if not text.startswith("/") or text.startswith("//"):
+        raise PathOutsideRoot(f"not an absolute file path: {uri!r}")
+    if ".." in text.split("/"):
+        raise PathOutsideRoot(f"a '..' segment in {uri!r}")
+    return Path(text)
 
 
 def path_to_uri(path: Path) -> str:
@@ -67,6 +83,19 @@ def resolve_inside(root: Path, path: Path) -> Path:
     if real != real_root and real_root not in real.parents:
         raise PathOutsideRoot(f"{path} resolves to {real}, outside the workspace root {real_root}")
     return real
+
+
+def refuse_symlinks_below(root: Path, path: Path) -> None:
+    """Refused when any part of `path` from the workspace root down is a symlink (model
+    edits and commits never go through one, even one pointing inside the root). The
+    folders above the root may be links (/tmp on macOS): the walk stops at the root."""
+    real_root = root.resolve()
+    for part in (path, *path.parents):
+        if part.is_symlink():
+            raise PathOutsideRoot(f"{path} goes through the symlink {part}: refused")
+        if part == real_root or part.resolve() == real_root:
+            return
+    raise PathOutsideRoot(f"{path} is outside the workspace root {real_root}")
 
 
 def decode_text(data: bytes, path: Path) -> tuple[str, bool]:

@@ -13,13 +13,28 @@ from pathlib import Path
 from typing import Any
 
 from . import disk_sync, journal_replay
-from .disk import atomic_write, path_to_uri, read_text, resolve_inside, uri_to_path
+from .disk import (
+    atomic_write,
+    path_to_uri,
+    read_text,
+    refuse_symlinks_below,
+    resolve_inside,
+    uri_to_path,
+)
 from .disk_sync import DiskEvent, DiskListener
 from .document import ShadowDocument
 from .history import COALESCE_WINDOW_S, EditHistory
 from .journal import Journal, journal_path
 from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
-from .model import Author, Diagnostic, EditEvent, ShadowError, TextChange, UnknownDocument
+from .model import (
+    Author,
+    Diagnostic,
+    EditEvent,
+    ShadowError,
+    TextChange,
+    UnknownDocument,
+    UnsupportedFile,
+)
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .store import Conflict, DocumentStore
@@ -206,6 +221,7 @@ class ShadowWorkspace:
         """Model holds the lock: the edit lands in the shadow only. User holds it: the
         shadow and then the disk (atomically, only over the base version)."""
         with self._mutex:
+            self._check_model_target(uri)
             doc = self.load_document(uri)
             eol = doc.eol
             if eol != "\n":  # keep the file's line endings
@@ -224,6 +240,14 @@ class ShadowWorkspace:
             )
             self._unload_if_clean(doc)
             return result
+
+    def _check_model_target(self, uri: str) -> None:
+        """The model writes only regular files inside the root, never through a link."""
+        path = uri_to_path(uri)
+        resolve_inside(self.root, path)
+        refuse_symlinks_below(self.root, path)
+        if path.is_dir():
+            raise UnsupportedFile(f"{path}: a directory, not a file")
 
     def note_saved(self, uri: str) -> bool:
         """The editor saved `uri`: the disk is the new base. True when the model holds the
@@ -339,6 +363,7 @@ class ShadowWorkspace:
         if not self.root.is_dir():
             raise ShadowError(f"the workspace root {self.root} no longer exists: nothing written")
         real = resolve_inside(self.root, doc.path)
+        refuse_symlinks_below(self.root, doc.path)
         if not doc.base.exists:  # a new file: its folders may be new too (inside the root)
             real.parent.mkdir(parents=True, exist_ok=True)
         data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
