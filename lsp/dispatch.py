@@ -21,6 +21,8 @@ PARSE_ERROR = types.ErrorCodes.ParseError.value
 INVALID_REQUEST = types.ErrorCodes.InvalidRequest.value
 METHOD_NOT_FOUND = types.ErrorCodes.MethodNotFound.value
 SERVER_NOT_INITIALIZED = types.ErrorCodes.ServerNotInitialized.value
+INTERNAL_ERROR = types.ErrorCodes.InternalError.value
+LOUD_DROPS = 10  # malformed notifications logged at WARNING per session; then DEBUG
 
 
 def send_error(writer: ByteWriter, msg_id: Any, code: int, message: str) -> None:
@@ -35,10 +37,15 @@ class MessageDispatcher:
         self.protocol = protocol
         self.writer = writer
         self.initialized = False
+        self.dropped = 0
 
     def dispatch(self, body: bytes) -> None:
+        """Never raises: one bad message must not end the session."""
         try:
             data = json.loads(body)
+        except RecursionError:
+            send_error(self.writer, None, PARSE_ERROR, "parse error: JSON nested too deeply")
+            return
         except (ValueError, UnicodeDecodeError) as exc:
             send_error(self.writer, None, PARSE_ERROR, f"parse error: {exc}")
             return
@@ -47,7 +54,16 @@ class MessageDispatcher:
             msg_id = data.get("id") if isinstance(data, dict) else None
             send_error(self.writer, _valid_id(msg_id), INVALID_REQUEST, error)
             return
-        self._dispatch_valid(data)
+        try:
+            self._dispatch_valid(data)
+        except Exception as exc:  # a bug of ours or pygls': answer it, keep serving
+            self._internal_error(data, exc)
+
+    def _internal_error(self, data: dict[str, Any], exc: Exception) -> None:
+        method, msg_id = data.get("method"), _valid_id(data.get("id"))
+        logger.warning("message %s failed: %s: %s", method, type(exc).__name__, exc)
+        if method is not None and msg_id is not None:
+            send_error(self.writer, msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
     def _envelope_error(self, data: Any) -> str | None:
         if isinstance(data, list):
@@ -74,19 +90,31 @@ class MessageDispatcher:
             return
         if not is_request and not self._notification_allowed(method):
             return
+        if method == types.CANCEL_REQUEST and not _valid_cancel(data.get("params")):
+            self._drop(method, "params.id must be an integer or a string")
+            return
         if not self._known(method):
             if is_request:
                 send_error(self.writer, data["id"], METHOD_NOT_FOUND, f"unknown method {method}")
             return
         self._handle(data, method, is_request)
 
+    def _drop(self, method: str | None, reason: str) -> None:
+        """A malformed notification has no one to answer: a log line, then nothing (the
+        first few at WARNING, the rest at DEBUG so that a flood does not fill the log)."""
+        self.dropped += 1
+        level = logging.WARNING if self.dropped <= LOUD_DROPS else logging.DEBUG
+        logger.log(level, "dropped notification %s: %s", method, reason)
+
     def _handle(self, data: dict[str, Any], method: str | None, is_request: bool) -> None:
         try:
             message = self._structure(data)
         except JsonRpcException as exc:
-            logger.info("invalid message %s: %s", method, exc.__cause__ or exc)
             if is_request:
+                logger.debug("invalid message %s: %s", method, exc.__cause__ or exc)
                 send_error(self.writer, data["id"], exc.code, _describe(exc))
+            else:
+                self._drop(method, str(exc.__cause__ or exc))
             return
         if is_request and not hasattr(message, "id"):
             send_error(self.writer, data["id"], INVALID_REQUEST, f"{method} is a notification")
@@ -137,6 +165,10 @@ def _valid_id(msg_id: Any) -> int | str | None:
     if isinstance(msg_id, bool):
         return None
     return msg_id if isinstance(msg_id, (int, str)) else None
+
+
+def _valid_cancel(params: Any) -> bool:
+    return isinstance(params, dict) and _valid_id(params.get("id")) is not None
 
 
 def _describe(exc: JsonRpcException) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
+from shadowtab.lsp.log_levels import demote_pygls_logging
 from shadowtab.lsp.prediction_check import LintCache
 from shadowtab.lsp.predictions import PredictionService
 from shadowtab.lsp.session import Session
@@ -44,6 +45,7 @@ class Hub:
 
     def __init__(self, options: HubOptions) -> None:
         self.options = options
+        demote_pygls_logging()
         self.engine_host = EngineHost(options.engine, options.predictor)
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()

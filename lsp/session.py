@@ -18,6 +18,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 from shadowtab.lsp.dispatch import MessageDispatcher
 from shadowtab.lsp.handlers import register_features, run_text_sync
+from shadowtab.lsp.in_flight import CLIENT_ERRORS, finish_in_flight
 from shadowtab.lsp.progress import EngineProgressReporter
 from shadowtab.lsp.text_sync import TextSync
 from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, read_messages
@@ -38,6 +39,24 @@ class SessionProtocol(LanguageServerProtocol):
     @property
     def session(self) -> Session:
         return self._server.session
+
+    # pygls wraps these two in functools.lru_cache on the class: the cache keys hold
+    # `self`, so up to 128 ended sessions stayed alive. Plain lookups, no cache.
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        message_type: type[Any] | None = types.METHOD_TO_TYPES.get(method, (None,))[0]
+        return message_type
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        result_type: type[Any] | None = types.METHOD_TO_TYPES.get(method, (None, None))[1]
+        return result_type
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """Cancel the requests in flight and answer each of them before the shutdown
+        itself (pygls' own version iterates the futures while cancelling them). Requests
+        that arrive meanwhile are refused as after a shutdown: it is flagged at once."""
+        self._shutdown = True
+        yield finish_in_flight, (self, self.msg_id), None
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -83,7 +102,10 @@ class SessionServer(LanguageServer):
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
         # pygls' default pops a window/showMessage per error: a flood of bad input would
         # flood the user. Errors of requests are already answered; log the rest.
-        logger.warning("session %d: %s: %s", self.session.id, type(error).__name__, error)
+        # Bad input (InvalidParams, MethodNotFound...) is the client's: DEBUG, one line per
+        # message; anything else is ours and worth a warning.
+        level = logging.DEBUG if isinstance(error, CLIENT_ERRORS) else logging.WARNING
+        logger.log(level, "session %d: %s: %s", self.session.id, type(error).__name__, error)
 
 
 def _version() -> str:

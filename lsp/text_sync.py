@@ -85,7 +85,7 @@ class TextSync:
         started = time.perf_counter()
         uri, version = params.text_document.uri, params.text_document.version
         if self.document(uri) is None:
-            logger.info("session %d: didChange of unopened %s ignored", self.session.id, uri)
+            logger.debug("session %d: didChange of unopened %s ignored", self.session.id, uri)
             return
         self.session.hub.predictions.on_document_changed(uri)
         workspace = self._registry.for_uri(uri)

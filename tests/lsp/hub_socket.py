@@ -41,7 +41,6 @@ async def hub_on_socket(predictor: FixedPredictor | None = None) -> AsyncIterato
     (root / ".git").mkdir(parents=True)
     options = HubOptions(
         state_dir=base / "state",
-        data_dir=base / "data",
         engine=EngineOptions(kind="off"),
         linters={},
         predictor=predictor or FixedPredictor(inline_texts=["z"]),
