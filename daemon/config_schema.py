@@ -82,6 +82,9 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "lint_ms": _integer(0),
         "warm_ms": _integer(0),
     },
+    "limits": {
+        "document_mb": _positive_number,
+    },
 }
 # The fields of shadow_workspace.LinterSpec.from_dict, plus `enabled` (false drops a
 # default linter such as "ruff").
@@ -114,6 +117,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_KV_CACHE_MB": EnvKey("engine", "kv_cache_mb", int),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
+    "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),
 }
 
 

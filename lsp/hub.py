@@ -38,6 +38,7 @@ class HubOptions:
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     predictor: Predictor | None = None
+    max_document_mb: float = 50  # larger documents are refused with a message
 
 
 class Hub:

@@ -16,12 +16,18 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
-from shadowtab.lsp.dispatch import MessageDispatcher
+from shadowtab.lsp.dispatch import INVALID_REQUEST, MessageDispatcher, send_error
 from shadowtab.lsp.handlers import register_features, run_text_sync
 from shadowtab.lsp.in_flight import CLIENT_ERRORS, finish_in_flight
 from shadowtab.lsp.progress import EngineProgressReporter
 from shadowtab.lsp.text_sync import TextSync
-from shadowtab.lsp.transport import AsyncLineReader, ByteWriter, FramingError, read_messages
+from shadowtab.lsp.transport import (
+    AsyncLineReader,
+    ByteWriter,
+    FramingError,
+    OversizedMessage,
+    read_messages,
+)
 
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
@@ -189,7 +195,11 @@ class Session:
     async def _read_loop(self, reader: AsyncLineReader, dispatcher: MessageDispatcher) -> None:
         try:
             async for body in read_messages(reader):
-                dispatcher.dispatch(body)
+                if isinstance(body, OversizedMessage):
+                    logger.warning("session %d: %s", self.id, body.describe())
+                    send_error(dispatcher.writer, None, INVALID_REQUEST, body.describe())
+                else:
+                    dispatcher.dispatch(body)
         except FramingError as exc:
             logger.warning("session %d: closing: %s", self.id, exc)
         except (ConnectionError, OSError) as exc:

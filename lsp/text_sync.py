@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from shadowtab.lsp.convert import to_text_change
 from shadowtab.lsp.edits_push import push_changes, push_text
-from shadowtab.shadow_workspace import EditEvent, ShadowDocument, TextChange
+from shadowtab.shadow_workspace import DocumentTooLarge, EditEvent, ShadowDocument, TextChange
 
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
     from shadowtab.lsp.workspace_registry import WorkspaceRegistry
 
 logger = logging.getLogger(__name__)
+
+TOO_LARGE = "shadowtab does not follow {uri} (no suggestions, no lock): {reason}"
 
 SAVED_WHILE_MODEL_HOLDS_LOCK = (
     "shadowtab: the model holds the save lock of {root}; your save went to disk, "
@@ -69,10 +71,14 @@ class TextSync:
 
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        workspace = self._registry.for_uri(item.uri)
-        document = workspace.open_document(
-            item.uri, item.text, item.version, item.language_id, editor=self.session.id
-        )
+        try:
+            workspace = self._registry.for_uri(item.uri)
+            document = workspace.open_document(
+                item.uri, item.text, item.version, item.language_id, editor=self.session.id
+            )
+        except DocumentTooLarge as exc:
+            self._refuse(item.uri, exc)
+            return
         # Recorded only once the shadow took it: a refused file is not open anywhere.
         self.open_uris.add(item.uri)
         if document.text != item.text:
@@ -95,7 +101,12 @@ class TextSync:
             echoes.popleft()  # the echo of a change the shadow already holds
             workspace.note_editor_version(uri, self.session.id, version)
             return
-        events = workspace.edit_document(uri, self.session.id, version, changes)
+        try:
+            events = workspace.edit_document(uri, self.session.id, version, changes)
+        except DocumentTooLarge as exc:
+            self._refuse(uri, exc)
+            self._forget(uri)
+            return
         self._forward(uri, events)
         self.session.hub.text_sync_ms.append((time.perf_counter() - started) * 1000)
         self._registry.diagnostics.schedule(uri)
@@ -107,6 +118,13 @@ class TextSync:
         for other in self._registry.sessions_with(uri):
             if other is not self.session:
                 push_changes(other, uri, changes)
+
+    def _refuse(self, uri: str, exc: Exception) -> None:
+        """Tell the user why shadowtab does not follow this document."""
+        logger.warning("session %d: %s refused: %s", self.session.id, uri, exc)
+        message = TOO_LARGE.format(uri=uri, reason=exc)
+        params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        self.session.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self._forget(params.text_document.uri)

@@ -7,11 +7,19 @@ here and let the session answer bad input with JSON-RPC errors.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # a 50 MB document fits, with JSON escapes
+# A client that stops reading: replies queue in the transport. Past this many unsent
+# bytes the connection is dropped (that session only) instead of buffering without bound.
+MAX_UNSENT_BYTES = 64 * 1024 * 1024
+_DISCARD_CHUNK = 1 << 20
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 _MAX_HEADER_LINES = 32
 
@@ -32,17 +40,39 @@ class ByteWriter(Protocol):
     def close(self) -> None: ...
 
 
-async def read_messages(reader: AsyncLineReader) -> AsyncIterator[bytes]:
-    """Yield message bodies until EOF. Raises FramingError on an unrecoverable stream."""
+@dataclass(frozen=True)
+class OversizedMessage:
+    """A message whose Content-Length is over the limit: skipped unread, to be refused."""
+
+    length: int
+
+    def describe(self) -> str:
+        return f"message of {self.length} bytes refused: the limit is {MAX_MESSAGE_BYTES}"
+
+
+async def read_messages(reader: AsyncLineReader) -> AsyncIterator[bytes | OversizedMessage]:
+    """Yield message bodies until EOF; an oversized one is skipped in chunks (never held
+    whole) and yielded as OversizedMessage. FramingError on an unrecoverable stream."""
     while True:
         length = await _read_headers(reader)
         if length is None:
             return
         try:
+            if length > MAX_MESSAGE_BYTES:
+                yield OversizedMessage(length)  # refused now, before its body arrives
+                await _discard(reader, length)
+                continue
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             return
         yield body
+
+
+async def _discard(reader: AsyncLineReader, length: int) -> None:
+    while length > 0:
+        chunk = min(length, _DISCARD_CHUNK)
+        await reader.readexactly(chunk)
+        length -= chunk
 
 
 async def _read_headers(reader: AsyncLineReader) -> int | None:
@@ -62,8 +92,6 @@ async def _read_headers(reader: AsyncLineReader) -> int | None:
         match = _CONTENT_LENGTH.match(line.strip())
         if match:
             length = int(match.group(1))
-            if length > MAX_MESSAGE_BYTES:
-                raise FramingError(f"message of {length} bytes exceeds {MAX_MESSAGE_BYTES}")
     raise FramingError("too many header lines without a message")
 
 
@@ -72,14 +100,20 @@ def frame(body: bytes) -> bytes:
 
 
 class StreamWriterAdapter:
-    """asyncio.StreamWriter with the sync write/close that pygls expects."""
+    """asyncio.StreamWriter with the sync write/close that pygls expects; a peer that
+    leaves more than MAX_UNSENT_BYTES unread is cut off."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
 
     def write(self, data: bytes) -> None:
-        if not self._writer.is_closing():
-            self._writer.write(data)
+        if self._writer.is_closing():
+            return
+        self._writer.write(data)
+        unsent = self._writer.transport.get_write_buffer_size()
+        if unsent > MAX_UNSENT_BYTES:
+            logger.warning("client not reading (%d bytes unsent): connection dropped", unsent)
+            self._writer.transport.abort()  # the read loop sees the connection end
 
     def close(self) -> None:
         self._writer.close()

@@ -42,6 +42,7 @@ class WorkspaceRegistry:
             self._workspaces = Workspaces(
                 journal_dir=self.options.state_dir / "journal",
                 linters=self.options.linters,
+                max_document_bytes=int(self.options.max_document_mb * 1024 * 1024),
             )
         return self._workspaces
 

@@ -11,6 +11,7 @@ from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import (
     CommitConflict,
     Diagnostic,
+    DocumentTooLarge,
     EditEvent,
     PathOutsideRoot,
     Position,
@@ -36,6 +37,7 @@ __all__ = [
     "DiskBase",
     "DiskEvent",
     "DocumentStore",
+    "DocumentTooLarge",
     "EditEvent",
     "EditHistory",
     "LintReport",

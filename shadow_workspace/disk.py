@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-from .model import CommitConflict, PathOutsideRoot, UnsupportedFile
+from .model import CommitConflict, DocumentTooLarge, PathOutsideRoot, UnsupportedFile
 
 BOM = b"\xef\xbb\xbf"
-MAX_FILE_BYTES = 64 * 1024 * 1024  # larger files are refused, not loaded
+MAX_DOCUMENT_BYTES = 50 * 1024 * 1024  # larger documents are refused, not loaded
 TEMP_SUFFIX = ".shadowtab"  # temp files of atomic writes: ".NAME.RANDOM.shadowtab"
 
 
@@ -114,18 +114,24 @@ def base_of(data: bytes, st: os.stat_result) -> DiskBase:
     return DiskBase(hashlib.sha256(data).hexdigest(), st.st_mtime_ns, st.st_size)
 
 
-def read_bytes(path: Path) -> tuple[bytes, DiskBase] | None:
-    """The file's bytes and state, or None when there is no file."""
+def check_document_size(path: Path, size: int, limit: int) -> None:
+    if size > limit:
+        raise DocumentTooLarge(
+            f"{path}: {size} bytes, over the {limit}-byte document limit (max_document_mb)"
+        )
+
+
+def read_bytes(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, DiskBase] | None:
+    """The file's bytes and state, or None when there is no file; over `limit` bytes it
+    is refused from its size, before a byte is read."""
     try:
         with open(path, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise UnsupportedFile(f"{path}: not a regular file")
-            if st.st_size > MAX_FILE_BYTES:
-                raise UnsupportedFile(
-                    f"{path}: {st.st_size} bytes, over the {MAX_FILE_BYTES} limit"
-                )
-            data = handle.read()
+            check_document_size(path, st.st_size, limit)
+            data = handle.read(limit + 1)
+            check_document_size(path, len(data), limit)  # it grew since the fstat
     except (FileNotFoundError, NotADirectoryError):
         return None
     except IsADirectoryError as exc:
@@ -133,9 +139,9 @@ def read_bytes(path: Path) -> tuple[bytes, DiskBase] | None:
     return data, base_of(data, st)
 
 
-def read_text(path: Path) -> DiskText:
+def read_text(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> DiskText:
     """The file as text plus its state; a missing file reads as "" with MISSING base."""
-    found = read_bytes(path)
+    found = read_bytes(path, limit)
     if found is None:
         return DiskText("", MISSING)
     data, base = found

@@ -45,7 +45,7 @@ DiskListener = Callable[[DiskEvent], None]
 def follow_disk(store: DocumentStore, doc: ShadowDocument) -> DiskEvent | None:
     """The file of `doc` changed on disk: follow it, rebase, or report a conflict."""
     try:
-        on_disk = read_text(resolve_inside(store.root, doc.path))
+        on_disk = read_text(resolve_inside(store.root, doc.path), store.max_document_bytes)
     except ShadowError as exc:
         return _conflict(store, doc, str(exc)) if doc.pending else _drop(store, doc, str(exc))
     if same_content(on_disk.base, doc.base):
@@ -78,7 +78,7 @@ def _drop(store: DocumentStore, doc: ShadowDocument, reason: str) -> DiskEvent:
 
 def rebase_on_disk(store: DocumentStore, doc: ShadowDocument) -> None:
     """The user saved: whatever the disk holds now is the base."""
-    on_disk = read_text(resolve_inside(store.root, doc.path))
+    on_disk = read_text(resolve_inside(store.root, doc.path), store.max_document_bytes)
     doc.rebase(on_disk.base, on_disk.text)
     store.resolved(doc)
 
@@ -86,7 +86,7 @@ def rebase_on_disk(store: DocumentStore, doc: ShadowDocument) -> None:
 def discard(store: DocumentStore, doc: ShadowDocument) -> None:
     """Drop the pending edits: the shadow takes the disk text (current disk on conflict)."""
     try:
-        on_disk = read_text(resolve_inside(store.root, doc.path))
+        on_disk = read_text(resolve_inside(store.root, doc.path), store.max_document_bytes)
         text, base = on_disk.text, on_disk.base
     except ShadowError:
         text, base = doc.base_text, doc.base

@@ -69,6 +69,11 @@ class ShadowDocument:
         return self._text.text
 
     @property
+    def length(self) -> int:
+        """The text's length in code points, without joining it."""
+        return len(self._text)
+
+    @property
     def line_count(self) -> int:
         return self._text.line_count
 

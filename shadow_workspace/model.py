@@ -119,6 +119,10 @@ class UnsupportedFile(ShadowError):
     """Not UTF-8 text (binary or another encoding): refused, never rewritten."""
 
 
+class DocumentTooLarge(ShadowError):
+    """Over the workspace's document size limit: refused before it is held in memory."""
+
+
 class PathOutsideRoot(ShadowError):
     """The path resolves outside the workspace root (.., symlinks): refused."""
 

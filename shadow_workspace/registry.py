@@ -6,7 +6,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from .disk import uri_to_path
+from .disk import MAX_DOCUMENT_BYTES, uri_to_path
 from .linting import LinterSpec
 from .save_lock import Holder
 from .workspace import ShadowWorkspace
@@ -40,7 +40,9 @@ class Workspaces:
         *,
         holder: Holder = "user",
         watch: bool = True,
+        max_document_bytes: int = MAX_DOCUMENT_BYTES,
     ) -> None:
+        self.max_document_bytes = max_document_bytes
         self.journal_dir = None if journal_dir is None else Path(journal_dir)
         self.linters = linters
         self.holder: Holder = holder
@@ -59,6 +61,7 @@ class Workspaces:
                     self.linters,
                     holder=self.holder,
                     watch=self.watch,
+                    max_document_bytes=self.max_document_bytes,
                 )
                 self._by_root[root] = found
             return found

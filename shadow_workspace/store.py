@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .disk import path_to_uri, resolve_inside, uri_to_path
+from .disk import MAX_DOCUMENT_BYTES, path_to_uri, resolve_inside, uri_to_path
 from .document import ShadowDocument
 from .history import EditHistory
 from .journal import COMPACT_BYTES, Journal
@@ -57,9 +57,15 @@ def snapshot_of(doc: ShadowDocument) -> dict[str, Any]:
 
 class DocumentStore:
     def __init__(
-        self, root: Path, lock: SaveLock, history: EditHistory, journal: Journal | None = None
+        self,
+        root: Path,
+        lock: SaveLock,
+        history: EditHistory,
+        journal: Journal | None = None,
+        max_document_bytes: int = MAX_DOCUMENT_BYTES,
     ) -> None:
         self.root = root
+        self.max_document_bytes = max_document_bytes  # larger documents are refused
         self.lock = lock
         self.history = history
         self.documents: dict[str, ShadowDocument] = {}

@@ -14,7 +14,9 @@ from typing import Any
 
 from . import disk_sync, journal_replay
 from .disk import (
+    MAX_DOCUMENT_BYTES,
     atomic_write,
+    check_document_size,
     path_to_uri,
     read_text,
     refuse_symlinks_below,
@@ -69,6 +71,7 @@ class ShadowWorkspace:
         holder: Holder = "user",
         watch: bool = True,
         history_window_s: float = COALESCE_WINDOW_S,
+        max_document_bytes: int = MAX_DOCUMENT_BYTES,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -79,7 +82,7 @@ class ShadowWorkspace:
         journal = None
         if journal_dir is not None:
             journal = Journal(journal_path(Path(journal_dir), self.root))
-        self.store = DocumentStore(self.root, self.lock, self.history, journal)
+        self.store = DocumentStore(self.root, self.lock, self.history, journal, max_document_bytes)
         self._disk_listeners: list[DiskListener] = []
         self._mutex = threading.RLock()
         if journal is not None:
@@ -148,7 +151,8 @@ class ShadowWorkspace:
                 existing.language_id = language_id or existing.language_id
                 return existing
             path = uri_to_path(uri).absolute()
-            on_disk = read_text(resolve_inside(self.root, path))
+            self._check_size(path, text)
+            on_disk = read_text(resolve_inside(self.root, path), self.store.max_document_bytes)
             doc = ShadowDocument(
                 uri,
                 path,
@@ -209,7 +213,7 @@ class ShadowWorkspace:
             doc = self.store.documents.get(key)
             if doc is None:
                 path = uri_to_path(uri).absolute()
-                on_disk = read_text(resolve_inside(self.root, path))
+                on_disk = read_text(resolve_inside(self.root, path), self.store.max_document_bytes)
                 doc = ShadowDocument(
                     uri, path, on_disk.text, 0, on_disk.base, on_disk.text, bom=on_disk.bom
                 )
@@ -372,6 +376,23 @@ class ShadowWorkspace:
         self.store.resolved(doc)
 
     # -- edits and journal ---------------------------------------------------------------
+    def _check_size(self, path: Path, text: str) -> None:
+        """Refuse a text over the limit in UTF-8 bytes; encoded only when its length in
+        code points (1 to 4 bytes each) leaves the answer open."""
+        limit = self.store.max_document_bytes
+        if len(text) > limit:
+            check_document_size(path, len(text), limit)
+        elif len(text) * 4 > limit:
+            check_document_size(path, len(text.encode("utf-8", "surrogatepass")), limit)
+
+    def _check_growth(self, doc: ShadowDocument, changes: list[TextChange]) -> None:
+        """Refuse changes that could take `doc` over the limit (counted in code points:
+        exact bytes would mean encoding the whole text on every keystroke)."""
+        kept = 0 if any(c.range is None for c in changes) else doc.length
+        added = sum(len(c.text) for c in changes)
+        if kept + added > self.store.max_document_bytes:
+            check_document_size(doc.path, kept + added, self.store.max_document_bytes)
+
     def _apply(
         self,
         doc: ShadowDocument,
@@ -379,6 +400,7 @@ class ShadowWorkspace:
         version: int | None,
         author: Author = "user",
     ) -> list[EditEvent]:
+        self._check_growth(doc, changes)
         events = doc.apply(changes, version, author)
         for event in events:
             self.history.record(event)

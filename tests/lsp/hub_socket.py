@@ -35,7 +35,9 @@ class HubOnSocket:
 
 
 @contextlib.asynccontextmanager
-async def hub_on_socket(predictor: FixedPredictor | None = None) -> AsyncIterator[HubOnSocket]:
+async def hub_on_socket(
+    predictor: FixedPredictor | None = None, max_document_mb: float = 50
+) -> AsyncIterator[HubOnSocket]:
     base = Path(tempfile.mkdtemp(prefix="sthub-", dir="/tmp"))
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
@@ -44,6 +46,7 @@ async def hub_on_socket(predictor: FixedPredictor | None = None) -> AsyncIterato
         engine=EngineOptions(kind="off"),
         linters={},
         predictor=predictor or FixedPredictor(inline_texts=["z"]),
+        max_document_mb=max_document_mb,
     )
     hub = Hub(options)
     await hub.start()

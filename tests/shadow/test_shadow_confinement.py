@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from shadow_helpers import uri_of
 from shadowtab.shadow_workspace import (
+    DocumentTooLarge,
     PathOutsideRoot,
     Position,
     Range,
@@ -80,3 +81,22 @@ def test_a_directory_is_not_a_model_target(workspace: ShadowWorkspace, root: Pat
     (root / "pkg").mkdir()
     with pytest.raises(UnsupportedFile):
         workspace.apply_model_edit(uri_of(root / "pkg"), INSERT)
+
+
+def test_documents_over_the_size_limit_are_refused(root: Path) -> None:
+    workspace = ShadowWorkspace(root, watch=False, max_document_bytes=100)
+    try:
+        with pytest.raises(DocumentTooLarge):
+            workspace.open_document(uri_of(root / "a.py"), "é" * 60, 1)  # 120 bytes
+        (root / "b.py").write_text("b" * 101)
+        with pytest.raises(DocumentTooLarge):
+            workspace.apply_model_edit(uri_of(root / "b.py"), INSERT)
+        doc = workspace.open_document(uri_of(root / "c.py"), "c" * 90, 1)
+        with pytest.raises(DocumentTooLarge):
+            workspace.change_document(doc.uri, 2, [TextChange(None, "c" * 101)])
+        with pytest.raises(DocumentTooLarge):
+            workspace.change_document(doc.uri, 2, INSERT * 2)
+        assert doc.text == "c" * 90 and doc.version == 1
+        assert workspace.document(uri_of(root / "a.py")) is None
+    finally:
+        workspace.close()
