@@ -11,6 +11,7 @@ from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import (
     CommitConflict,
     Diagnostic,
+    DiskWriteError,
     DocumentTooLarge,
     EditEvent,
     PathOutsideRoot,
@@ -36,6 +37,7 @@ __all__ = [
     "Diagnostic",
     "DiskBase",
     "DiskEvent",
+    "DiskWriteError",
     "DocumentStore",
     "DocumentTooLarge",
     "EditEvent",

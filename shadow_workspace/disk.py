@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import stat
 import tempfile
@@ -13,8 +14,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-from .model import CommitConflict, DocumentTooLarge, PathOutsideRoot, UnsupportedFile
+from .model import (
+    CommitConflict,
+    DiskWriteError,
+    DocumentTooLarge,
+    PathOutsideRoot,
+    UnsupportedFile,
+)
 
+log = logging.getLogger(__name__)
 BOM = b"\xef\xbb\xbf"
 MAX_DOCUMENT_BYTES = 50 * 1024 * 1024  # larger documents are refused, not loaded
 TEMP_SUFFIX = ".shadowtab"  # temp files of atomic writes: ".NAME.RANDOM.shadowtab"
@@ -160,16 +168,29 @@ def same_content(a: DiskBase, b: DiskBase) -> bool:
 
 def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
     """Write `data` to `path` only if the disk still holds `expected`: temp file in the
-    same folder, fsync, mode kept, rename over, folder fsynced. Else CommitConflict."""
+    same folder, fsync, mode kept, rename over, folder fsynced. Else CommitConflict; an
+    OS failure before the rename (full disk, EIO, read-only) is DiskWriteError, with the
+    old file whole and no temp file left."""
     current = current_base(path)
     if not same_content(current, expected):
         raise CommitConflict(str(path), "the file changed on disk since the shadow was based on it")
-    mode = _mode_for(path)
+    try:
+        _write_and_rename(path, data, _mode_for(path))
+    except OSError as exc:
+        raise DiskWriteError(str(path), exc) from exc
+    try:
+        _fsync_dir(path.parent)
+    except OSError as exc:  # renamed already: the new version is what the disk holds
+        log.warning("%s: folder not synced after the write (%s)", path, exc)
+    st = os.stat(path)
+    return DiskBase(hashlib.sha256(data).hexdigest(), st.st_mtime_ns, st.st_size)
+
+
+def _write_and_rename(path: Path, data: bytes, mode: int) -> None:
     fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        with os.fdopen(fd, "wb", buffering=0) as handle:
+            _write_all(handle.fileno(), data)
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(temp_name, path)
@@ -177,9 +198,13 @@ def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
         raise
-    _fsync_dir(path.parent)
-    st = os.stat(path)
-    return DiskBase(hashlib.sha256(data).hexdigest(), st.st_mtime_ns, st.st_size)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until all of `data` is written (short writes happen near a full disk)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _mode_for(path: Path) -> int:

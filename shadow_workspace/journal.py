@@ -94,23 +94,40 @@ class Journal:
         self._fd = self._open()
         self.journaled: set[str] = set()  # keys with a snapshot in the file
         self.error: str | None = None  # the last write failure, if any
+        # After a failed write the file misses a record: appending more would replay
+        # wrong, so nothing is appended until a rewrite from snapshots succeeds.
+        self.stale = False
 
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def _append(self, record: dict[str, Any]) -> None:
         """One write() per record. A failing disk (full, gone) is logged and reported by
-        `error`, never raised: the edit itself already landed in the shadow."""
+        `error`, never raised: the edit itself already landed in the shadow. A torn
+        record is cut off again, so the file replays to the state before it."""
+        if self.stale:
+            return
         data = msgpack.packb(record, use_bin_type=True)
         view = memoryview(data)
+        start = -1
         try:
+            start = os.fstat(self._fd).st_size
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
         except OSError as exc:
-            if self.error is None:
-                log.error("journal %s: cannot write (%s): edits are not journaled", self.path, exc)
-            self.error = f"journal not written: {exc}"
+            self._failed(exc, start)
+
+    def _failed(self, exc: OSError, start: int) -> None:
+        if self.error is None:
+            log.error("journal %s: cannot write (%s): edits are not journaled", self.path, exc)
+        self.error = f"journal not written: {exc}"
+        self.stale = True
+        if start >= 0:
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError as cut:
+                log.error("journal %s: torn record not cut off (%s)", self.path, cut)
 
     def snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
         self._append({"t": "snap", "key": key, **snapshot})
@@ -140,18 +157,31 @@ class Journal:
     def rewrite(self, snapshots: dict[str, dict[str, Any]], holder: str) -> None:
         """Replace the file by the lock holder and these snapshots (atomic rename)."""
         temp = self.path.with_suffix(".compact")
-        with open(temp, "wb") as handle:
-            handle.write(msgpack.packb({"t": "lock", "holder": holder}, use_bin_type=True))
-            for key, snapshot in snapshots.items():
-                handle.write(
-                    msgpack.packb({"t": "snap", "key": key, **snapshot}, use_bin_type=True)
-                )
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, self.path)
+        try:
+            self._write_compacted(temp, snapshots, holder)
+            os.replace(temp, self.path)
+        except BaseException:
+            temp.unlink(missing_ok=True)  # a full disk keeps no half-written copy
+            raise
         os.close(self._fd)
         self._fd = self._open()
         self.journaled = set(snapshots)
+        if self.stale:
+            log.warning("journal %s: writable again, rewritten from the shadow", self.path)
+        self.stale, self.error = False, None
+
+    @staticmethod
+    def _write_compacted(temp: Path, snapshots: dict[str, dict[str, Any]], holder: str) -> None:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            records = [{"t": "lock", "holder": holder}]
+            records += [{"t": "snap", "key": key, **snap} for key, snap in snapshots.items()]
+            view = memoryview(b"".join(msgpack.packb(r, use_bin_type=True) for r in records))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def sync(self) -> None:
         try:

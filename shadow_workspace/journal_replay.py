@@ -41,7 +41,11 @@ def restore_from_journal(store: DocumentStore) -> None:
             log.warning("restored %s: %s", doc.uri, event.detail)
         if not doc.pending:
             store.documents.pop(key, None)
-    journal.rewrite(store.pending_snapshots(), store.lock.holder)
+    try:
+        journal.rewrite(store.pending_snapshots(), store.lock.holder)
+    except OSError as exc:  # a full disk at start: the old file still replays the same
+        log.error("journal %s not compacted at start: %s", journal.path, exc)
+        journal.error = f"journal not compacted: {exc}"
 
 
 def rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocument:

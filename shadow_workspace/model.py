@@ -127,6 +127,19 @@ class PathOutsideRoot(ShadowError):
     """The path resolves outside the workspace root (.., symlinks): refused."""
 
 
+class DiskWriteError(ShadowError):
+    """The OS refused a write (full disk, I/O error, read-only): nothing was replaced."""
+
+    def __init__(self, path: str, exc: OSError) -> None:
+        reason = exc.strerror or str(exc)
+        super().__init__(
+            f"cannot write {path}: {reason}; the file on disk is unchanged and the edits "
+            "stay in the shadow"
+        )
+        self.path = path
+        self.errno = exc.errno
+
+
 class CommitConflict(ShadowError):
     """The disk no longer holds the version the shadow was based on: nothing written."""
 

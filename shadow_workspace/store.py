@@ -21,6 +21,7 @@ from .save_lock import SaveLock
 
 log = logging.getLogger(__name__)
 COMPACT_CHECK_EVERY = 2000  # journaled edits between checks of the journal's size
+JOURNAL_RETRY_S = 1.0  # a journal that failed to write is retried this often, on edits
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class DocumentStore:
         self.journal = journal
         self._keys: dict[str, str] = {}  # uri -> canonical key, checked inside the root once
         self._edits_since_check = 0
+        self._journal_retry_at = -JOURNAL_RETRY_S
 
     # -- lookup ----------------------------------------------------------------------
     def key_for(self, uri: str) -> str:
@@ -130,6 +132,9 @@ class DocumentStore:
     def journal_edit(self, doc: ShadowDocument, changes: list[TextChange], author: Author) -> None:
         """Append the edit when `doc` is journaled already, else journal its state."""
         key = self.key_for(doc.uri)
+        if self.journal is not None and self.journal.stale:
+            self._retry_journal()
+            return
         if self.journal is None or key not in self.journal.journaled:
             self.journal_state(doc)
             return
@@ -146,9 +151,18 @@ class DocumentStore:
     def sync_journal(self) -> None:
         if self.journal is None:
             return
-        if self.journal.size() > COMPACT_BYTES:
+        if self.journal.stale or self.journal.size() > COMPACT_BYTES:
             self.compact_journal()
         self.journal.sync()
+
+    def _retry_journal(self) -> None:
+        """After a failed journal write: rewrite it whole from the shadow, at most once
+        per JOURNAL_RETRY_S (each try on a full disk costs a snapshot of every document)."""
+        now = time.monotonic()
+        if now - self._journal_retry_at < JOURNAL_RETRY_S:
+            return
+        self._journal_retry_at = now
+        self.compact_journal()
 
     def compact_journal(self) -> None:
         assert self.journal is not None

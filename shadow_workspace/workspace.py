@@ -31,6 +31,7 @@ from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import (
     Author,
     Diagnostic,
+    DiskWriteError,
     EditEvent,
     ShadowError,
     TextChange,
@@ -369,7 +370,10 @@ class ShadowWorkspace:
         real = resolve_inside(self.root, doc.path)
         refuse_symlinks_below(self.root, doc.path)
         if not doc.base.exists:  # a new file: its folders may be new too (inside the root)
-            real.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                real.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DiskWriteError(str(real), exc) from exc
         data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
         new_base = atomic_write(real, data, doc.base)
         doc.rebase(new_base, doc.text)
