@@ -19,7 +19,6 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # a 50 MB document fits, with JSON escapes
 # A client that stops reading: replies queue in the transport. Past this many unsent
 # bytes the connection is dropped (that session only) instead of buffering without bound.
 MAX_UNSENT_BYTES = 64 * 1024 * 1024
-_DISCARD_CHUNK = 1 << 20
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 _MAX_HEADER_LINES = 32
 
@@ -42,7 +41,8 @@ class ByteWriter(Protocol):
 
 @dataclass(frozen=True)
 class OversizedMessage:
-    """A message whose Content-Length is over the limit: skipped unread, to be refused."""
+    """A message whose Content-Length is over the limit: refused unread, and the stream
+    ends there (a client announcing that much is broken; skipping it could take hours)."""
 
     length: int
 
@@ -51,8 +51,9 @@ class OversizedMessage:
 
 
 async def read_messages(reader: AsyncLineReader) -> AsyncIterator[bytes | OversizedMessage]:
-    """Yield message bodies until EOF; an oversized one is skipped in chunks (never held
-    whole) and yielded as OversizedMessage. FramingError on an unrecoverable stream."""
+    """Yield message bodies until EOF; an oversized one is yielded as OversizedMessage,
+    before a byte of its body is read, and ends the stream. FramingError on an
+    unrecoverable stream."""
     while True:
         length = await _read_headers(reader)
         if length is None:
@@ -60,19 +61,11 @@ async def read_messages(reader: AsyncLineReader) -> AsyncIterator[bytes | Oversi
         try:
             if length > MAX_MESSAGE_BYTES:
                 yield OversizedMessage(length)  # refused now, before its body arrives
-                await _discard(reader, length)
-                continue
+                return
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             return
         yield body
-
-
-async def _discard(reader: AsyncLineReader, length: int) -> None:
-    while length > 0:
-        chunk = min(length, _DISCARD_CHUNK)
-        await reader.readexactly(chunk)
-        length -= chunk
 
 
 async def _read_headers(reader: AsyncLineReader) -> int | None:
