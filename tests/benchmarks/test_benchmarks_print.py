@@ -22,6 +22,10 @@ REDUCED_RUNS = {
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),
     "kv_reuse.py": (["--quick"], None),
+    # Torture scripts exit 1 when a must-be-0 figure is not 0.
+    "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
+    "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
+    "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
 }
 
 

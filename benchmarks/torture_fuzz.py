@@ -1,0 +1,431 @@
+"""Torture: fuzzed messages against a live daemon on both of its sockets. Hypothesis
+builds LSP messages (valid shapes with wrong types and extreme values, unknown methods,
+documents never opened, wrong versions, out-of-range positions), raw bytes (bad
+Content-Length, truncated and oversized frames, invalid UTF-8 and JSON) and msgpack
+control frames of every wrong shape. A bystander editor session is open throughout.
+Afterwards: the daemon is alive with the same pid, answers well-formed requests, its
+RSS grew less than 10%, and the bystander was not dropped. Prints one JSON line:
+
+    {"messages": 10000, "alive": true, "rss_growth_pct": 1.2, "bystander_ok": true, ...}
+
+Exit status 1 when one of those checks fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+CLI = [sys.executable, "-m", "shadowtab.daemon.cli"]
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+METHODS = [
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "textDocument/didSave",
+    "textDocument/inlineCompletion",
+    "textDocument/copilotInlineEdit",
+    "shadowtab/nextEdit",
+    "workspace/executeCommand",
+    "initialize",
+    "shutdown",
+    "$/cancelRequest",
+    "textDocument/hover",
+    "no/such/method",
+]
+COMMANDS = [
+    "shadowtab.lock.status",
+    "shadowtab.lock.take",
+    "shadowtab.lock.release",
+    "shadowtab.lock.toggle",
+    "shadowtab.shadow.applyEdit",
+    "shadowtab.shadow.diff",
+    "shadowtab.shadow.pending",
+    "nope",
+]
+RAW = [
+    b"Content-Length: abc\r\n\r\n{}",
+    b"Content-Length: -5\r\n\r\n",
+    b"Content-Length: 99999999999999\r\n\r\n{}",
+    b'Content-Length: 100\r\n\r\n{"jsonrpc": "2.0"',
+    b"\xff\xfe\xfd\r\n\r\n",
+    b"X" * 70_000 + b"\r\n\r\n",
+]
+
+
+class LspConnection:
+    """A blocking LSP connection on the daemon's socket."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.ids = itertools.count(1)
+        self.buffer = b""
+
+    def send_body(self, body: bytes) -> None:
+        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def send(self, message: Any) -> None:
+        self.send_body(json.dumps(message).encode())
+
+    def request(self, method: str, params: Any) -> int:
+        msg_id = next(self.ids)
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return msg_id
+
+    def read(self, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            header, found, rest = self.buffer.partition(b"\r\n\r\n")
+            if found:
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in header.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+                if len(rest) >= length:
+                    self.buffer = rest[length:]
+                    message: dict[str, Any] = json.loads(rest[:length])
+                    return message
+            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError("no answer")
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise EOFError("the daemon closed the connection")
+            self.buffer += chunk
+
+    def answers(self, ids: set[int]) -> dict[Any, dict[str, Any]]:
+        replies: dict[Any, dict[str, Any]] = {}
+        while not ids <= replies.keys():
+            message = self.read()
+            if "method" in message:
+                if "id" in message:
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                continue
+            replies[message.get("id")] = message
+        return replies
+
+    def call(self, method: str, params: Any) -> dict[str, Any]:
+        msg_id = self.request(method, params)
+        return self.answers({msg_id})[msg_id]
+
+    def initialize(self, root: Path) -> None:
+        folders = [{"uri": root.as_uri(), "name": root.name}]
+        params = {"capabilities": {}, "rootUri": root.as_uri(), "workspaceFolders": folders}
+        assert "result" in self.call("initialize", params)
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def control(path: str, frame: bytes, timeout: float = 10.0) -> dict[str, Any] | None:
+    """Send one raw frame on a fresh control connection; the reply, or None if closed."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        sock.sendall(frame)
+        sock.shutdown(socket.SHUT_WR)  # a truncated frame ends here, not at the read timeout
+        header = b""
+        while len(header) < 4:
+            chunk = sock.recv(4 - len(header))
+            if not chunk:
+                return None
+            header += chunk
+        (length,) = struct.unpack(">I", header)
+        body = b""
+        while len(body) < length:
+            chunk = sock.recv(length - len(body))
+            if not chunk:
+                return None
+            body += chunk
+        reply: dict[str, Any] = msgpack.unpackb(body, raw=False)
+        return reply
+
+
+def control_frame(message: Any) -> bytes:
+    body = msgpack.packb(message, use_bin_type=True)
+    return struct.pack(">I", len(body)) + body
+
+
+def params_for(root: Path) -> st.SearchStrategy[Any]:
+    uris = st.sampled_from(
+        [(root / "a.py").as_uri(), (root / "b.py").as_uri(), "untitled:1", "file:///no/x.py"]
+    )
+    number = st.integers(min_value=-(2**40), max_value=2**40) | JSON
+    position = st.fixed_dictionaries({"line": number, "character": number})
+    document = st.fixed_dictionaries(
+        {"uri": uris | JSON, "version": st.integers(-(2**40), 2**40)},
+        optional={"languageId": st.just("python"), "text": st.text(max_size=30)},
+    )
+    change = st.fixed_dictionaries(
+        {"text": st.text(max_size=10)},
+        optional={"range": st.fixed_dictionaries({"start": position, "end": position})},
+    )
+    return st.one_of(
+        JSON,
+        st.fixed_dictionaries({"textDocument": document, "position": position}),
+        st.fixed_dictionaries(
+            {"textDocument": document, "contentChanges": st.lists(change, max_size=3)}
+        ),
+        st.fixed_dictionaries(
+            {"command": st.sampled_from(COMMANDS), "arguments": st.lists(JSON, max_size=2)}
+        ),
+        st.fixed_dictionaries({"id": JSON}),
+    )
+
+
+def messages(root: Path) -> st.SearchStrategy[tuple[str, Any]]:
+    method = st.sampled_from(METHODS) | st.text(max_size=10)
+    request = st.fixed_dictionaries({"method": method, "params": params_for(root)})
+    notification = st.fixed_dictionaries({"method": method, "params": params_for(root)})
+    return st.one_of(
+        request.map(lambda m: ("request", m)),
+        request.map(lambda m: ("request", m)),
+        notification.map(lambda m: ("notification", m)),
+        st.binary(max_size=40).map(lambda b: ("body", b)),
+        JSON.map(lambda j: ("json", j)),
+        st.sampled_from(RAW).map(lambda b: ("raw", b)),
+        JSON.map(lambda j: ("control", control_frame(j))),
+        st.fixed_dictionaries(
+            {"cmd": JSON | st.sampled_from(["status", "lock.take", "stop!"])},
+            optional={"root": JSON, "mode": JSON},
+        ).map(lambda m: ("control", control_frame(m))),
+        st.binary(max_size=40).map(lambda b: ("control", struct.pack(">I", len(b)) + b)),
+        st.sampled_from([b"\xff\xff\xff\xff", b"\x00\x00", b"\x00\x00\x00\x10abc"]).map(
+            lambda b: ("control", b)
+        ),
+    )
+
+
+class Fuzzer:
+    def __init__(self, lsp_path: str, control_path: str, root: Path) -> None:
+        self.lsp_path, self.control_path, self.root = lsp_path, control_path, root
+        self.connection = self._connect()
+        self.counts = {
+            "messages": 0,
+            "lsp_messages": 0,
+            "control_frames": 0,
+            "fuzz_sessions": 1,
+            "sessions_ended_by_batch": 0,
+            "bad_replies": 0,
+        }
+
+    def _connect(self) -> LspConnection:
+        connection = LspConnection(self.lsp_path)
+        connection.initialize(self.root)
+        return connection
+
+    def _reconnect(self) -> None:
+        self.connection.close()  # vanishes without shutdown, as editors do when killed
+        self.connection = self._connect()
+        self.counts["fuzz_sessions"] += 1
+
+    def batch(self, batch: list[tuple[str, Any]]) -> None:
+        expected: set[int] = set()
+        ended = False
+        for kind, message in batch:
+            self.counts["messages"] += 1
+            if kind == "control":
+                self.counts["control_frames"] += 1
+                control(self.control_path, message)
+                continue
+            self.counts["lsp_messages"] += 1
+            if ended:
+                continue
+            if kind == "request":
+                expected.add(self.connection.request(message["method"], message["params"]))
+            elif kind == "notification":
+                self.connection.send({"jsonrpc": "2.0", **message})
+            elif kind == "body":
+                self.connection.send_body(message)
+            elif kind == "json":
+                self.connection.send(message)
+            else:  # raw framing errors: this session's stream is lost, the next one is new
+                self.connection.sock.sendall(message)
+                ended = True
+        if ended:
+            self._reconnect()
+            return
+        self._check(expected)
+
+    def _check(self, expected: set[int]) -> None:
+        try:
+            ping = self.connection.request(
+                "workspace/executeCommand", {"command": "shadowtab.lock.status", "arguments": []}
+            )
+            replies = self.connection.answers(expected | {ping})
+        except (EOFError, TimeoutError, OSError):  # the batch shut the session down, or exit
+            self.counts["sessions_ended_by_batch"] += 1
+            self._reconnect()
+            return
+        for msg_id in expected:
+            reply = replies[msg_id]
+            if ("result" in reply) == ("error" in reply):
+                self.counts["bad_replies"] += 1
+        if "result" not in replies[ping] and not _after_shutdown(replies[ping]):
+            self.counts["bad_replies"] += 1
+        if _after_shutdown(replies[ping]):
+            self._reconnect()
+
+
+def _after_shutdown(reply: dict[str, Any]) -> bool:
+    return "shut down" in str(reply.get("error", {}).get("message", ""))
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def start_daemon(base: Path) -> dict[str, Any]:
+    for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
+        os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
+    os.environ["SHADOWTAB_ENGINE_KIND"] = "off"
+    subprocess.run([*CLI, "daemon", "start"], check=True, capture_output=True, timeout=60)
+    from shadowtab.daemon.client import read_status
+
+    status = read_status()
+    assert status is not None, "the daemon wrote no status file"
+    return status
+
+
+def run(count: int, seed: int) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="sttf-", dir="/tmp"))
+    root = base / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "a.py").write_text("x = 1\n")
+    try:
+        status = start_daemon(base)
+        pid, lsp_path, control_path = status["pid"], status["lsp_socket"], status["control_socket"]
+        bystander = LspConnection(lsp_path)
+        bystander.initialize(root)
+        uri = (root / "a.py").as_uri()
+        item = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
+        bystander.send(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}}
+        )
+        fuzzer = Fuzzer(lsp_path, control_path, root)
+        strategy = st.lists(messages(root), min_size=1, max_size=8)
+        fuzz(fuzzer, strategy, count // 10, seed)  # warm-up: imports, caches, first sessions
+        rss_before = rss_kb(pid)
+        fuzz(fuzzer, strategy, count, seed + 1)
+        fuzzer.connection.close()
+        time.sleep(1.0)
+        rss_after = rss_kb(pid)
+        return {
+            **fuzzer.counts,
+            "alive": _alive(pid, control_path, lsp_path, root),
+            "same_pid": control(control_path, control_frame({"cmd": "status"})) is not None
+            and _pid_of(control_path) == pid,
+            "rss_before_mb": round(rss_before / 1024, 1),
+            "rss_after_mb": round(rss_after / 1024, 1),
+            "rss_growth_pct": round(100 * (rss_after - rss_before) / rss_before, 1),
+            "bystander_ok": _bystander_ok(bystander),
+        }
+    finally:
+        subprocess.run([*CLI, "daemon", "stop"], capture_output=True, timeout=60, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def fuzz(
+    fuzzer: Fuzzer, strategy: st.SearchStrategy[list[tuple[str, Any]]], count: int, seed: int
+) -> None:
+    """Feed hypothesis-built batches until `count` more messages went out."""
+    target = fuzzer.counts["messages"] + count
+    for round_ in itertools.count():
+        remaining = target - fuzzer.counts["messages"]
+        if remaining <= 0:
+            return
+
+        @hypothesis_seed(seed * 1000 + round_)
+        @settings(
+            max_examples=max(1, min(200, remaining // 4)),
+            deadline=None,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+        )
+        @given(batch=strategy)
+        def exchange(batch: list[tuple[str, Any]]) -> None:
+            if fuzzer.counts["messages"] < target:
+                fuzzer.batch(batch)
+
+        exchange()
+
+
+def _pid_of(control_path: str) -> int:
+    reply = control(control_path, control_frame({"cmd": "status"}))
+    return int((reply or {}).get("pid", -1))
+
+
+def _alive(pid: int, control_path: str, lsp_path: str, root: Path) -> bool:
+    try:
+        os.kill(pid, 0)
+        reply = control(control_path, control_frame({"cmd": "lock.status", "root": str(root)}))
+        fresh = LspConnection(lsp_path)
+        fresh.initialize(root)
+        answer = fresh.call(
+            "workspace/executeCommand", {"command": "shadowtab.lock.status", "arguments": []}
+        )
+        fresh.close()
+        return bool(reply and reply.get("ok")) and answer.get("result", {}).get("root") == str(root)
+    except (OSError, EOFError, TimeoutError, AssertionError):
+        return False
+
+
+def _bystander_ok(bystander: LspConnection) -> bool:
+    try:
+        reply = bystander.call(
+            "workspace/executeCommand", {"command": "shadowtab.lock.status", "arguments": []}
+        )
+    except (OSError, EOFError, TimeoutError):
+        return False
+    return "result" in reply
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=14)
+    args = parser.parse_args()
+    figures = run(args.messages, args.seed)
+    print(json.dumps(figures))
+    ok = figures["alive"] and figures["same_pid"] and figures["bystander_ok"]
+    ok = ok and figures["rss_growth_pct"] < 10 and not figures["bad_replies"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
