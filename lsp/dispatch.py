@@ -90,7 +90,8 @@ class MessageDispatcher:
             return
         if not is_request and not self._notification_allowed(method):
             return
-        if method == types.CANCEL_REQUEST and not _valid_cancel(data.get("params")):
+        bad_cancel = method == types.CANCEL_REQUEST and not _valid_cancel(data.get("params"))
+        if bad_cancel and not is_request:  # as a request it is refused like any notification
             self._drop(method, "params.id must be an integer or a string")
             return
         if not self._known(method):

@@ -16,7 +16,7 @@ from hub_socket import HubClient, HubOnSocket, hub_on_socket
 from lsp_helpers import eventually
 from shadowtab.inference.next_edit.predictor import FixedPredictor
 
-PARSE_ERROR, INVALID_PARAMS, REQUEST_CANCELLED = -32700, -32602, -32800
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, REQUEST_CANCELLED = -32700, -32600, -32602, -32800
 
 
 @pytest.fixture
@@ -57,6 +57,8 @@ async def test_bad_cancel_and_deep_nesting_keep_the_session(setup: HubOnSocket) 
     bad_params: tuple[Any, ...] = ({"id": {}}, {"id": [1]}, {"id": None}, {}, "x", None)
     for params in bad_params:
         client.notify("$/cancelRequest", params)
+        reply = await client.call("$/cancelRequest", params)  # as a request: refused
+        assert reply["error"]["code"] in (INVALID_REQUEST, INVALID_PARAMS), reply
     await alive(client)
     client.send_bytes(b"[" * 100_000 + b"]" * 100_000)
     assert (await client.read())["error"]["code"] == PARSE_ERROR
