@@ -236,6 +236,7 @@ class Fuzzer:
             "control_frames": 0,
             "fuzz_sessions": 1,
             "sessions_ended_by_batch": 0,
+            "unanswered": 0,
             "bad_replies": 0,
         }
 
@@ -283,7 +284,11 @@ class Fuzzer:
                 "workspace/executeCommand", {"command": "shadowtab.lock.status", "arguments": []}
             )
             replies = self.connection.answers(expected | {ping})
-        except (EOFError, TimeoutError, OSError):  # the batch shut the session down, or exit
+        except TimeoutError:  # a request left unanswered: a failure
+            self.counts["unanswered"] += 1
+            self._reconnect()
+            return
+        except (EOFError, OSError):  # the batch ended the session (a limit, a framing error)
             self.counts["sessions_ended_by_batch"] += 1
             self._reconnect()
             return
@@ -423,7 +428,8 @@ def main() -> int:
     figures = run(args.messages, args.seed)
     print(json.dumps(figures))
     ok = figures["alive"] and figures["same_pid"] and figures["bystander_ok"]
-    ok = ok and figures["rss_growth_pct"] < 10 and not figures["bad_replies"]
+    ok = ok and figures["rss_growth_pct"] < 10
+    ok = ok and not figures["bad_replies"] and not figures["unanswered"]
     return 0 if ok else 1
 
 
