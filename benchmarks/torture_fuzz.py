@@ -342,7 +342,7 @@ def run(count: int, seed: int) -> dict[str, Any]:
         )
         fuzzer = Fuzzer(lsp_path, control_path, root)
         strategy = st.lists(messages(root), min_size=1, max_size=8)
-        fuzz(fuzzer, strategy, count // 10, seed)  # warm-up: imports, caches, first sessions
+        fuzz(fuzzer, strategy, max(100, count // 10), seed)  # warm-up: imports, caches
         rss_before = rss_kb(pid)
         fuzz(fuzzer, strategy, count, seed + 1)
         fuzzer.connection.close()
