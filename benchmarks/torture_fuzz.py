@@ -230,6 +230,7 @@ class Fuzzer:
     def __init__(self, lsp_path: str, control_path: str, root: Path) -> None:
         self.lsp_path, self.control_path, self.root = lsp_path, control_path, root
         self.connection = self._connect()
+        self.bad_samples: list[str] = []
         self.counts = {
             "messages": 0,
             "lsp_messages": 0,
@@ -276,9 +277,14 @@ class Fuzzer:
         if ended:
             self._reconnect()
             return
-        self._check(expected)
+        self._check(expected, batch)
 
-    def _check(self, expected: set[int]) -> None:
+    def _bad(self, reply: dict[str, Any], batch: list[tuple[str, Any]]) -> None:
+        self.counts["bad_replies"] += 1
+        if len(self.bad_samples) < 3:
+            self.bad_samples.append(repr((reply, batch))[:600])
+
+    def _check(self, expected: set[int], batch: list[tuple[str, Any]]) -> None:
         try:
             ping = self.connection.request(
                 "workspace/executeCommand", {"command": "shadowtab.lock.status", "arguments": []}
@@ -295,9 +301,9 @@ class Fuzzer:
         for msg_id in expected:
             reply = replies[msg_id]
             if ("result" in reply) == ("error" in reply):
-                self.counts["bad_replies"] += 1
+                self._bad(reply, batch)
         if "result" not in replies[ping] and not _after_shutdown(replies[ping]):
-            self.counts["bad_replies"] += 1
+            self._bad(replies[ping], batch)
         if _after_shutdown(replies[ping]):
             self._reconnect()
 
@@ -357,6 +363,7 @@ def run(count: int, seed: int) -> dict[str, Any]:
             "rss_after_mb": round(rss_after / 1024, 1),
             "rss_growth_pct": round(100 * (rss_after - rss_before) / rss_before, 1),
             "bystander_ok": _bystander_ok(bystander),
+            "bad_reply_samples": fuzzer.bad_samples,
         }
     finally:
         subprocess.run([*CLI, "daemon", "stop"], capture_output=True, timeout=60, check=False)

@@ -82,11 +82,15 @@ async def test_shutdown_answers_the_requests_in_flight_first(setup: HubOnSocket)
     in_flight = [client.request("textDocument/inlineCompletion", inline_params(uri)) for _ in "123"]
     await asyncio.sleep(0.2)
     shutdown = client.request("shutdown")
+    late = client.request("workspace/executeCommand", {"command": "shadowtab.lock.status"})
     answered: list[dict[str, Any]] = []
-    while len(answered) < 4:
+    while len(answered) < 5:
         message = await client.read()
         if "method" not in message:
             answered.append(message)
+    (refused,) = [m for m in answered if m["id"] == late]  # after shutdown: refused
+    assert refused["error"]["code"] == INVALID_REQUEST, refused
+    answered.remove(refused)
     assert [m["id"] for m in answered[-1:]] == [shutdown]
     assert answered[-1] == {"jsonrpc": "2.0", "id": shutdown, "result": None}
     for message in answered[:-1]:
