@@ -151,9 +151,7 @@ def workspace_edit(uri: str, text: str) -> dict[str, Any]:
 async def drive(uris: list[str], root: Path, outside: Path, rng: random.Random) -> dict[str, int]:
     counts = {"refused": 0, "accepted": 0, "lock_commands": 0, "workspaces_opened_outside": 0}
     state = root.parent / "state"
-    options = HubOptions(
-        state_dir=state, data_dir=state, engine=EngineOptions(kind="off"), linters={}
-    )
+    options = HubOptions(state_dir=state, engine=EngineOptions(kind="off"), linters={})
     hub = Hub(options)
     await hub.start()
     socket_path = str(root.parent / "lsp.sock")
