@@ -39,6 +39,17 @@ async def hub_on_socket(
     predictor: FixedPredictor | None = None, max_document_mb: float = 50
 ) -> AsyncIterator[HubOnSocket]:
     base = Path(tempfile.mkdtemp(prefix="sthub-", dir="/tmp"))
+    try:
+        async with _serving(base, predictor, max_document_mb) as setup:
+            yield setup
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def _serving(
+    base: Path, predictor: FixedPredictor | None, max_document_mb: float
+) -> AsyncIterator[HubOnSocket]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
     options = HubOptions(
@@ -57,7 +68,6 @@ async def hub_on_socket(
     finally:
         server.close()
         await hub.close()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 class HubClient:
