@@ -47,7 +47,9 @@ EXPECTED_CHECKS = {
     "a model edit reaches the buffer (workspace/applyEdit from the server)",
     "while the model holds the lock, the model edit is not on disk",
     "Take the lock back (Commit): the status bar shows user again",
-    "Commit wrote the model edit and the accepted suggestions to disk",
+    "Take the save lock back asks: Commit, Discard or Keep",
+    "Commit wrote the buffer to disk: the model edit and the accepted suggestions",
+    "settings.json edited and saved in VS Code (shadowtab.command, shadowtab.args)",
     "the real server: model loading progress shows in the status bar",
     "the real server answers: lock status in the status bar",
 }
@@ -198,6 +200,9 @@ def test_vscode_extension_in_code_server(
     user_dir, extensions_dir = tmp_path / "code-user", tmp_path / "code-extensions"
     sample = workspace / "sample.py"
     settings_file = write_user_settings(user_dir, sample)
+    workspace_settings = workspace / ".vscode" / "settings.json"
+    workspace_settings.parent.mkdir()
+    workspace_settings.write_text("{}\n")
     dirs = ["--user-data-dir", str(user_dir), "--extensions-dir", str(extensions_dir)]
     run_checked(
         [str(tools.code_server), *dirs, "--install-extension", str(vsix)],
@@ -242,6 +247,7 @@ def test_vscode_extension_in_code_server(
             "file": str(sample),
             "outDir": str(OUTPUT_DIR),
             "settingsFile": str(settings_file),
+            "workspaceSettingsFile": str(workspace_settings),
             "modelEditKey": "Control+Alt+M",
             "modelLine": MODEL_LINE,
             "servers": {

@@ -76,30 +76,35 @@ function writeSettingsFile(values) {
   writeFileSync(config.settingsFile, JSON.stringify({ ...current, ...values }, null, 2));
 }
 
-/** While VS Code runs: as a user does it, in the settings.json editor, saved with Ctrl+S. */
+/**
+ * While VS Code runs: as a user does it, in the workspace's .vscode/settings.json opened in
+ * the editor, saved with Ctrl+S. (The user settings.json opens in a modal editor in this
+ * VS Code, which is harder to close from a script.)
+ */
 async function editSettings(page, values) {
-  const current = JSON.parse(readFileSync(config.settingsFile, 'utf8'));
-  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  const file = config.workspaceSettingsFile;
+  const current = JSON.parse(readFileSync(file, 'utf8'));
+  await openFile(page, '.vscode/settings.json');
   await waitFor(async () =>
     (await page.$$eval('.tab.active', (tabs) => tabs.map((tab) => tab.textContent))).some(
       (title) => title?.includes('settings.json'),
     ),
   );
   await page.keyboard.press('Control+A');
-  // One line: Monaco would indent each pasted newline once more.
+  // One line: Monaco would indent each inserted newline once more.
   await page.keyboard.insertText(JSON.stringify({ ...current, ...values }));
   // What the JSON editor auto-closed after the cursor is not ours.
   await page.keyboard.press('Control+Shift+End');
   await page.keyboard.press('Delete');
   await page.keyboard.press('Control+S');
   const saved = await waitFor(async () => {
-    const onDisk = JSON.parse(readFileSync(config.settingsFile, 'utf8'));
+    const onDisk = JSON.parse(readFileSync(file, 'utf8'));
     return Object.entries(values).every(
       ([key, value]) => JSON.stringify(onDisk[key]) === JSON.stringify(value),
     );
   });
   report(`settings.json edited and saved in VS Code (${Object.keys(values).join(', ')})`, saved, {
-    disk: readFileSync(config.settingsFile, 'utf8'),
+    disk: readFileSync(file, 'utf8'),
   });
   await page.keyboard.press('Control+W');
 }
@@ -325,8 +330,15 @@ async function lockStep(page, modelEditKey, modelLine) {
   });
   await screenshot(page, 'model-edit-in-shadow');
 
+  const buffer = (await editorLines(page)).join('\n');
   await runCommand(page, 'shadowtab: Take the save lock back');
-  await page.waitForSelector('.quick-input-widget .quick-input-list .monaco-list-row');
+  // The extension's own pick (not the command palette still closing): commit / discard / keep.
+  const picker = await waitFor(async () =>
+    (await page.$$eval('.quick-input-widget', (widgets) =>
+      widgets.some((w) => w.checkVisibility() && (w.textContent ?? '').includes('Discard')),
+    )) || null,
+  );
+  report('Take the save lock back asks: Commit, Discard or Keep', picker, null);
   await page.keyboard.type('Commit', { delay: 20 });
   await screenshot(page, 'take-back-commit-pick');
   await page.keyboard.press('Enter');
@@ -339,9 +351,11 @@ async function lockStep(page, modelEditKey, modelLine) {
   });
   const committed = await waitFor(async () => (diskText().startsWith(modelLine) ? true : null));
   const after = diskText();
-  report('Commit wrote the model edit and the accepted suggestions to disk', committed && after.includes("+ who") && after.includes('.title()'), {
-    disk: after,
-  });
+  report(
+    'Commit wrote the buffer to disk: the model edit and the accepted suggestions',
+    committed && after.replace(/\n$/, '') === buffer.replace(/\n$/, ''),
+    { disk: after, buffer },
+  );
   await screenshot(page, 'committed');
 }
 
