@@ -10,7 +10,8 @@ usage: python fixed_predictor_lsp.py --follow-renames FILE
   a RenameFollower: after the user renames one identifier of FILE (the first place where
   its words differ from FILE's text on disk at start), the next edit renames the next
   occurrence of the old name; ghost text ".title()" only at the end of a line that
-  assigns a value (`message = greet('world')`). Nothing else is suggested, so Tab does one thing at a time.
+  assigns a value (`message = greet('world')`). Nothing else is suggested, so Tab does
+  one thing at a time.
 """
 
 from __future__ import annotations
