@@ -106,7 +106,20 @@ async function editSettings(page, values) {
   report(`settings.json edited and saved in VS Code (${Object.keys(values).join(', ')})`, saved, {
     disk: readFileSync(file, 'utf8'),
   });
+  // Under load a late keystroke can leave the tab dirty again: save until it is clean.
+  await waitFor(async () => {
+    if (!(await page.$('.tab.active.dirty'))) return true;
+    await page.keyboard.press('Control+S');
+    await sleep(300);
+    return null;
+  }, 10000);
   await page.keyboard.press('Control+W');
+  // What is on disk is what counts (checked above): a "save changes?" prompt is answered.
+  const dontSave = await waitFor(
+    () => page.$('.monaco-dialog-box button:has-text("Don\'t Save")'),
+    1500,
+  );
+  if (dontSave) await dontSave.click();
 }
 
 // What the page shows --------------------------------------------------------------------
