@@ -84,24 +84,22 @@ function writeSettingsFile(values) {
 async function editSettings(page, values) {
   const file = config.workspaceSettingsFile;
   const current = JSON.parse(readFileSync(file, 'utf8'));
-  await openFile(page, '.vscode/settings.json');
-  await waitFor(async () =>
-    (await page.$$eval('.tab.active', (tabs) => tabs.map((tab) => tab.textContent))).some(
-      (title) => title?.includes('settings.json'),
-    ),
-  );
+  await openFile(page, '.vscode/settings.json', '{');
   await page.keyboard.press('Control+A');
   // One line: Monaco would indent each inserted newline once more.
   await page.keyboard.insertText(JSON.stringify({ ...current, ...values }));
   // What the JSON editor auto-closed after the cursor is not ours.
   await page.keyboard.press('Control+Shift+End');
   await page.keyboard.press('Delete');
-  await page.keyboard.press('Control+S');
   const saved = await waitFor(async () => {
     const onDisk = JSON.parse(readFileSync(file, 'utf8'));
-    return Object.entries(values).every(
+    const done = Object.entries(values).every(
       ([key, value]) => JSON.stringify(onDisk[key]) === JSON.stringify(value),
     );
+    if (done) return true;
+    await page.keyboard.press('Control+S'); // again, when a loaded machine lost it
+    await sleep(500);
+    return null;
   });
   report(`settings.json edited and saved in VS Code (${Object.keys(values).join(', ')})`, saved, {
     disk: readFileSync(file, 'utf8'),
@@ -191,14 +189,19 @@ async function runCommand(page, title) {
   await page.keyboard.press('Enter');
 }
 
-async function openFile(page, name) {
+/** Quick Open (Ctrl+P) `name`; waits until its editor shows `expect`, and focuses it. */
+async function openFile(page, name, expect) {
   await page.keyboard.press('Control+P');
   await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
   await page.keyboard.type(name, { delay: 10 });
-  await waitFor(async () => (await page.$$('.quick-input-list .monaco-list-row')).length > 0);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('.monaco-editor .view-lines .view-line');
-  await page.click('.monaco-editor .view-lines');
+  // The row of this file, once the list is filtered (not a recently opened one before it).
+  const base = name.split('/').pop();
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: base }).first();
+  await row.waitFor({ state: 'visible' });
+  await row.click();
+  const editor = page.locator('.monaco-editor .view-lines', { hasText: expect }).first();
+  await editor.waitFor({ state: 'visible' });
+  await editor.click();
 }
 
 /** Double-clicks the first occurrence of `word` on the visible line that contains `near`. */
@@ -412,11 +415,11 @@ async function main() {
     writeSettingsFile(serverSettings('missing'));
     await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await openFile(page, 'sample.py');
+    await openFile(page, 'sample.py', 'import os');
     report('code-server opens the workspace and the Python file', true, null);
     await missingCommand(page);
     await editSettings(page, serverSettings('fixed'));
-    await openFile(page, 'sample.py');
+    await openFile(page, 'sample.py', 'import os');
     await lockInStatusBar(page);
     await ghostTextStep(page);
     await nextEditStep(page);
