@@ -39,6 +39,11 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_START_TIMEOUT_S,
         help="seconds to wait for the daemon to start (default %(default)s)",
     )
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="accepted and ignored: stdio is the transport (LSP clients often pass it)",
+    )
     parser.set_defaults(func=run)
 
 

@@ -80,8 +80,10 @@ async def _next_edit(session: Session, params: Any) -> dict[str, Any]:
 
 
 # Acceptance telemetry that Copilot-style clients send: counted, nothing else.
+# (copilot-lsp sends didFocus on every BufEnter.)
 TELEMETRY_NOTIFICATIONS = (
     "textDocument/didShowInlineEdit",
+    "textDocument/didFocus",
     "textDocument/didShowCompletion",
     "textDocument/didPartiallyAcceptCompletion",
 )

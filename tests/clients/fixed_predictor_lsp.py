@@ -1,35 +1,114 @@
-"""`shadowtab lsp --standalone` with the model replaced by a FixedPredictor (the stand-in
-the contracts provide for tests of the server layer), so that client tests get real,
-non-empty next edits and ghost text from the real server and can show and accept them.
+"""`shadowtab lsp --standalone` with the model replaced by a deterministic stand-in, so that
+client tests get real, non-empty next edits and ghost text from the real server and can
+show and accept them. The editor is what these tests look at, not the model.
 
 usage: python fixed_predictor_lsp.py FILE
-  suggests: next edit = replace the first "hello" in FILE's text by "goodbye";
-            ghost text = ".title()" at the cursor.
+  a WordReplacer: next edit = replace the first "hello" of the text by "goodbye" (none
+  once there is no "hello"); ghost text = ".title()" at the cursor.
+
+usage: python fixed_predictor_lsp.py --follow-renames FILE
+  a RenameFollower: after the user renames one identifier of FILE (the first place where
+  its words differ from FILE's text on disk at start), the next edit renames the next
+  occurrence of the old name; ghost text ".title()" only at the end of a line that
+  assigns a value (`message = greet('world')`). Nothing else is suggested, so Tab does
+  one thing at a time.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import sys
+import re
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from shadowtab.daemon.config import load_settings
-from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
+from shadowtab.inference.next_edit.predictor import (
+    EditCandidate,
+    InlineCandidate,
+    PredictionRequest,
+    Predictor,
+)
 from shadowtab.lsp.hub import Hub
 
 GHOST_TEXT = ".title()"
 OLD_WORD, NEW_WORD = "hello", "goodbye"
+WORD = re.compile(r"[A-Za-z_]\w*")
+GHOST_AFTER = re.compile(r"=\s*\S.*[\w)\]'\"]$")  # an assignment with a value
 
 
-def predictor_for(text: str) -> FixedPredictor:
-    start = text.index(OLD_WORD)
-    edit = EditCandidate(start, start + len(OLD_WORD), NEW_WORD)
-    return FixedPredictor(inline_texts=(GHOST_TEXT,), edits=(edit,))
+@dataclass
+class WordReplacer:
+    """Always the same suggestion, found in the text as it is now (a FixedPredictor's fixed
+    offsets would point into other words once the text before them changed)."""
+
+    def inline(
+        self, request: PredictionRequest, cancel: threading.Event | None = None
+    ) -> list[InlineCandidate]:
+        return [InlineCandidate(GHOST_TEXT)]
+
+    def next_edit(
+        self, request: PredictionRequest, cancel: threading.Event | None = None
+    ) -> list[EditCandidate]:
+        start = request.text.find(OLD_WORD)
+        if start < 0:
+            return []
+        return [EditCandidate(start, start + len(OLD_WORD), NEW_WORD)]
+
+    def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        return None
 
 
-async def serve(path: Path) -> None:
+@dataclass
+class RenameFollower:
+    """Suggests finishing a rename the user started: a stand-in for what the model (or
+    repeat-edit propagation) would suggest, deterministic so an editor test can rely on it."""
+
+    original: str
+
+    def inline(
+        self, request: PredictionRequest, cancel: threading.Event | None = None
+    ) -> list[InlineCandidate]:
+        line_start = request.text.rfind("\n", 0, request.cursor) + 1
+        line_end = request.text.find("\n", request.cursor)
+        rest = request.text[request.cursor : None if line_end < 0 else line_end]
+        before = request.text[line_start : request.cursor]
+        if rest.strip() or not GHOST_AFTER.search(before):
+            return []
+        return [InlineCandidate(GHOST_TEXT)]
+
+    def next_edit(
+        self, request: PredictionRequest, cancel: threading.Event | None = None
+    ) -> list[EditCandidate]:
+        renamed = self._renamed(request.text)
+        if renamed is None:
+            return []
+        old, new = renamed
+        for match in WORD.finditer(request.text):
+            if match.group() == old:
+                return [EditCandidate(match.start(), match.end(), new)]
+        return []
+
+    def _renamed(self, text: str) -> tuple[str, str] | None:
+        """(old, new) at the first word that differs from the original, if it is a rename."""
+        before = WORD.findall(self.original)
+        after = WORD.findall(text)
+        for index, (old, new) in enumerate(zip(before, after, strict=False)):
+            if old != new:
+                following = slice(index + 1, index + 4)
+                if before[following] != after[following] or old in new or new in old:
+                    return None  # still typing, or not a one-word replacement
+                return old, new
+        return None
+
+    def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        return None
+
+
+async def serve(predictor: Predictor) -> None:
     options = load_settings(Path.cwd()).hub_options()
-    options.predictor = predictor_for(path.read_text())
+    options.predictor = predictor
     hub = Hub(options)
     await hub.start()
     try:
@@ -38,5 +117,15 @@ async def serve(path: Path) -> None:
         await hub.close()
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--follow-renames", action="store_true")
+    args = parser.parse_args()
+    text = args.file.read_text()
+    predictor: Predictor = RenameFollower(text) if args.follow_renames else WordReplacer()
+    asyncio.run(serve(predictor))
+
+
 if __name__ == "__main__":
-    asyncio.run(serve(Path(sys.argv[1])))
+    main()

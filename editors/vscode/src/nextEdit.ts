@@ -16,6 +16,7 @@ const VISIBLE_CONTEXT_KEY = 'shadowtab.nextEditVisible';
 const MAX_INLINE_PREVIEW = 80;
 
 interface ShownEdit {
+  client: LanguageClient;
   editor: vscode.TextEditor;
   version: number;
   range: vscode.Range;
@@ -44,7 +45,7 @@ export class NextEditController implements vscode.Disposable {
   private shown: ShownEdit | undefined;
 
   constructor(
-    private readonly client: LanguageClient,
+    private readonly clientOf: () => LanguageClient | undefined,
     private readonly selector: vscode.DocumentSelector,
     private readonly settings: () => NextEditSettings,
   ) {
@@ -73,7 +74,7 @@ export class NextEditController implements vscode.Disposable {
       builder.replace(shown.range, shown.edit.text),
     );
     if (applied && shown.edit.command) {
-      await this.runEditCommand(shown.edit.command);
+      await this.runEditCommand(shown.client, shown.edit.command);
     }
   }
 
@@ -110,19 +111,20 @@ export class NextEditController implements vscode.Disposable {
 
   private async requestFor(document: vscode.TextDocument): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document !== document) {
+    const client = this.clientOf();
+    if (!editor || editor.document !== document || !client) {
       return;
     }
     const version = document.version;
     const tokenSource = new vscode.CancellationTokenSource();
     this.inFlight = tokenSource;
     const params: NextEditParams = {
-      textDocument: { uri: this.client.code2ProtocolConverter.asUri(document.uri), version },
-      position: this.client.code2ProtocolConverter.asPosition(editor.selection.active),
+      textDocument: { uri: client.code2ProtocolConverter.asUri(document.uri), version },
+      position: client.code2ProtocolConverter.asPosition(editor.selection.active),
     };
     let result: unknown;
     try {
-      result = await this.client.sendRequest(NEXT_EDIT_METHOD, params, tokenSource.token);
+      result = await client.sendRequest(NEXT_EDIT_METHOD, params, tokenSource.token);
     } catch {
       return; // cancelled by a newer keystroke, or the server declined: nothing to show
     } finally {
@@ -138,13 +140,18 @@ export class NextEditController implements vscode.Disposable {
           (candidate.textDocument.version ?? version) === version,
       );
       if (edit) {
-        this.show(editor, version, edit);
+        this.show(client, editor, version, edit);
       }
     }
   }
 
-  private show(editor: vscode.TextEditor, version: number, edit: NextEdit): void {
-    const range = this.client.protocol2CodeConverter.asRange(edit.range);
+  private show(
+    client: LanguageClient,
+    editor: vscode.TextEditor,
+    version: number,
+    edit: NextEdit,
+  ): void {
+    const range = client.protocol2CodeConverter.asRange(edit.range);
     const hover = new vscode.MarkdownString();
     hover.appendMarkdown('**shadowtab next edit** (Tab to accept, Esc to dismiss)\n\n');
     hover.appendCodeblock(diffPreview(editor.document.getText(range), edit.text), 'diff');
@@ -157,23 +164,26 @@ export class NextEditController implements vscode.Disposable {
         renderOptions: { after },
       },
     ]);
-    this.shown = { editor, version, range, edit };
+    this.shown = { client, editor, version, range, edit };
     void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT_KEY, true);
     if (edit.command) {
       // Copilot's acceptance telemetry, which shadowtab counts too.
-      void this.client.sendNotification(DID_SHOW_INLINE_EDIT_METHOD, {
+      void client.sendNotification(DID_SHOW_INLINE_EDIT_METHOD, {
         item: { command: edit.command },
       });
     }
   }
 
   /** Runs the command an edit carries: on the server when it offers it, else in VS Code. */
-  private async runEditCommand(command: { command: string; arguments?: unknown[] }): Promise<void> {
+  private async runEditCommand(
+    client: LanguageClient,
+    command: { command: string; arguments?: unknown[] },
+  ): Promise<void> {
     const serverCommands =
-      this.client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+      client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
     try {
       if (serverCommands.includes(command.command)) {
-        await this.client.sendRequest(ExecuteCommandRequest.type, {
+        await client.sendRequest(ExecuteCommandRequest.type, {
           command: command.command,
           arguments: command.arguments,
         });

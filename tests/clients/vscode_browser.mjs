@@ -1,0 +1,438 @@
+// The shadowtab VS Code extension inside a real VS Code (code-server), driven as a user
+// would through headless Chromium (playwright-core, with the system's Chromium; nothing
+// downloads a browser). What it checks, it reads from the page: ghost text and the
+// next-edit decoration in Monaco's DOM, the status bar, notifications; and the file on disk.
+// It prints one JSON line per check ({"check", "ok", "detail"}), saves a screenshot per
+// step into outDir, and exits 0 only when every check passed.
+//
+// usage: node vscode_browser.mjs '<json config>'
+//   config: {playwright, chromium, url, workspace, file, outDir, settingsFile,
+//            servers: {missing, fixed, real}: {command, args}, waitMs}
+
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const config = JSON.parse(process.argv[2]);
+const require = createRequire(join(config.playwright, 'package.json'));
+const { chromium } = require(config.playwright);
+
+const WAIT_MS = config.waitMs ?? 30000;
+const BROWSER_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let failures = 0;
+let shots = 0;
+function report(check, ok, detail = null) {
+  if (!ok) failures += 1;
+  const line = JSON.stringify({ check, ok: Boolean(ok), detail }) + '\n';
+  process.stdout.write(line);
+  appendFileSync(join(config.outDir, 'checks.jsonl'), line); // readable while it runs
+  return ok;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls an async predicate until it returns a truthy value or the time is up. */
+async function waitFor(predicate, timeoutMs = WAIT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  let value;
+  while (Date.now() < deadline) {
+    value = await predicate().catch(() => undefined);
+    if (value) return value;
+    await sleep(100);
+  }
+  return predicate().catch(() => undefined);
+}
+
+async function screenshot(page, name) {
+  shots += 1;
+  const path = join(config.outDir, `${String(shots).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+function diskText() {
+  return readFileSync(config.file, 'utf8');
+}
+
+function serverSettings(name) {
+  const server = config.servers[name];
+  return { 'shadowtab.command': server.command, 'shadowtab.args': server.args };
+}
+
+/** Before VS Code starts: the user's settings.json on disk, merged with `values`. */
+function writeSettingsFile(values) {
+  const current = JSON.parse(readFileSync(config.settingsFile, 'utf8'));
+  writeFileSync(config.settingsFile, JSON.stringify({ ...current, ...values }, null, 2));
+}
+
+/**
+ * While VS Code runs: as a user does it, in the workspace's .vscode/settings.json opened in
+ * the editor, saved with Ctrl+S. (The user settings.json opens in a modal editor in this
+ * VS Code, which is harder to close from a script.)
+ */
+async function editSettings(page, values) {
+  const file = config.workspaceSettingsFile;
+  const current = JSON.parse(readFileSync(file, 'utf8'));
+  await openFile(page, '.vscode/settings.json', '{');
+  await page.keyboard.press('Control+A');
+  // One line: Monaco would indent each inserted newline once more.
+  await page.keyboard.insertText(JSON.stringify({ ...current, ...values }));
+  // What the JSON editor auto-closed after the cursor is not ours.
+  await page.keyboard.press('Control+Shift+End');
+  await page.keyboard.press('Delete');
+  const saved = await waitFor(async () => {
+    const onDisk = JSON.parse(readFileSync(file, 'utf8'));
+    const done = Object.entries(values).every(
+      ([key, value]) => JSON.stringify(onDisk[key]) === JSON.stringify(value),
+    );
+    if (done) return true;
+    await page.keyboard.press('Control+S'); // again, when a loaded machine lost it
+    await sleep(500);
+    return null;
+  });
+  report(`settings.json edited and saved in VS Code (${Object.keys(values).join(', ')})`, saved, {
+    disk: readFileSync(file, 'utf8'),
+  });
+  // Under load a late keystroke can leave the tab dirty again: save until it is clean.
+  await waitFor(async () => {
+    if (!(await page.$('.tab.active.dirty'))) return true;
+    await page.keyboard.press('Control+S');
+    await sleep(300);
+    return null;
+  }, 10000);
+  await page.keyboard.press('Control+W');
+  // What is on disk is what counts (checked above): a "save changes?" prompt is answered.
+  const dontSave = await waitFor(
+    () => page.$('.monaco-dialog-box button:has-text("Don\'t Save")'),
+    1500,
+  );
+  if (dontSave) await dontSave.click();
+}
+
+// What the page shows --------------------------------------------------------------------
+
+/** The editor's visible lines, top to bottom, as a user reads them (ghost text included). */
+async function editorLines(page) {
+  return page.$$eval('.monaco-editor .view-lines .view-line', (lines) =>
+    lines
+      .map((line) => ({ top: parseFloat(line.style.top || '0'), text: line.textContent ?? '' }))
+      .sort((a, b) => a.top - b.top)
+      .map((line) => line.text.replace(/\u00a0/g, ' ')),
+  );
+}
+
+async function ghostText(page) {
+  return page.$$eval('.monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text', (els) =>
+    els.map((el) => el.textContent ?? '').join(''),
+  );
+}
+
+/** The next-edit decoration: text drawn struck through, and the new text after it. */
+async function nextEditDecoration(page) {
+  return page.$$eval('.monaco-editor .view-lines span', (spans) => {
+    const struck = [];
+    const after = [];
+    for (const span of spans) {
+      const style = getComputedStyle(span);
+      if (style.textDecorationLine.includes('line-through') && span.textContent) {
+        struck.push(span.textContent);
+      }
+      const content = getComputedStyle(span, '::after').content;
+      if (content && content !== 'none' && content !== 'normal') after.push(content);
+      if (span.className.includes('TextEditorDecorationType') && span.textContent) {
+        after.push(span.textContent);
+      }
+    }
+    return { struck, after };
+  });
+}
+
+async function statusBarLock(page) {
+  return page.$$eval('#workbench\\.parts\\.statusbar .statusbar-item', (items) => {
+    const item = items.find((el) => el.id.endsWith('shadowtab.lock'));
+    return item ? { text: item.innerText.trim(), label: item.getAttribute('aria-label') } : null;
+  });
+}
+
+async function statusBarText(page) {
+  return page.$eval('#workbench\\.parts\\.statusbar', (el) => el.innerText);
+}
+
+async function notifications(page) {
+  return page.$$eval('.notification-toast, .notifications-list-container .monaco-list-row', (els) =>
+    els.map((el) => (el.textContent ?? '').trim()),
+  );
+}
+
+// What the user does ---------------------------------------------------------------------
+
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+  await page.keyboard.type(title, { delay: 10 });
+  await waitFor(async () =>
+    (await page.$$eval('.quick-input-list .monaco-list-row', (rows) =>
+      rows.map((row) => row.textContent ?? ''),
+    )).some((text) => text.includes(title)),
+  );
+  await page.keyboard.press('Enter');
+}
+
+/** Quick Open (Ctrl+P) `name`; waits until its editor shows `expect`, and focuses it. */
+async function openFile(page, name, expect) {
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+  await page.keyboard.type(name, { delay: 10 });
+  // The row of this file, once the list is filtered (not a recently opened one before it).
+  const base = name.split('/').pop();
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: base }).first();
+  await row.waitFor({ state: 'visible' });
+  await row.click();
+  const editor = page.locator('.monaco-editor .view-lines', { hasText: expect }).first();
+  await editor.waitFor({ state: 'visible' });
+  await editor.click();
+}
+
+/** Double-clicks the first occurrence of `word` on the visible line that contains `near`. */
+async function selectWord(page, near, word) {
+  const box = await page.evaluate(
+    ({ near, word }) => {
+      for (const line of document.querySelectorAll('.monaco-editor .view-lines .view-line')) {
+        const text = line.textContent ?? '';
+        if (!text.replace(/\u00a0/g, ' ').includes(near)) continue;
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent.indexOf(word);
+          if (at >= 0) {
+            const range = document.createRange();
+            range.setStart(node, at);
+            range.setEnd(node, at + word.length);
+            const rect = range.getBoundingClientRect();
+            return { x: rect.x + rect.width / 2, y: rect.y + rect.height / 2 };
+          }
+        }
+      }
+      return null;
+    },
+    { near, word },
+  );
+  if (!box) return false;
+  await page.mouse.dblclick(box.x, box.y);
+  return true;
+}
+
+// The steps ------------------------------------------------------------------------------
+
+async function missingCommand(page) {
+  // The settings name a command that does not exist: the user is told so, by name.
+  const shown = await waitFor(async () =>
+    (await notifications(page)).find((text) => text.includes('not found on PATH')),
+  );
+  report('a missing `shadowtab` is reported by name, with what to do', shown, {
+    notifications: await notifications(page),
+  });
+  await screenshot(page, 'missing-command');
+  await page.keyboard.press('Escape');
+}
+
+async function lockInStatusBar(page) {
+  const shown = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    return item && item.text.includes('user') ? item : null;
+  });
+  report('after fixing shadowtab.command the client starts; the status bar shows user', shown, {
+    item: await statusBarLock(page),
+  });
+  await screenshot(page, 'status-bar-user');
+}
+
+async function ghostTextStep(page) {
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  // Start the line at column 0 (Enter kept the function body's indentation).
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.type("message = greet('world')", { delay: 40 });
+  const ghost = await waitFor(async () => {
+    const text = await ghostText(page);
+    return text.includes('.title()') ? text : null;
+  });
+  report('typing a half-finished line shows ghost text (DOM)', ghost, {
+    ghost: await ghostText(page),
+    lines: await editorLines(page),
+  });
+  await screenshot(page, 'ghost-text');
+  await page.keyboard.press('Tab');
+  const accepted = await waitFor(async () => {
+    const lines = await editorLines(page);
+    const gone = !(await ghostText(page)).includes('.title()');
+    return gone && lines.some((line) => line === "message = greet('world').title()") ? lines : null;
+  });
+  report('Tab accepts it: the buffer holds the completed line', accepted, {
+    lines: await editorLines(page),
+    ghost: await ghostText(page),
+  });
+  await screenshot(page, 'ghost-text-accepted');
+}
+
+async function nextEditStep(page) {
+  const selected = await selectWord(page, 'def greet(', 'name');
+  report('the parameter `name` can be selected', selected, null);
+  await page.keyboard.type('who', { delay: 40 });
+  const shown = await waitFor(async () => {
+    const decoration = await nextEditDecoration(page);
+    const struck = decoration.struck.includes('name');
+    const offered = decoration.after.some((text) => text.includes('who'));
+    return struck && offered ? decoration : null;
+  });
+  const lines = await editorLines(page);
+  report('the rename shows a next edit at the next occurrence (struck `name`, `who` beside)', shown, {
+    decoration: await nextEditDecoration(page),
+    lines,
+  });
+  await screenshot(page, 'next-edit-shown');
+  await page.keyboard.press('Tab');
+  const accepted = await waitFor(async () => {
+    const now = await editorLines(page);
+    return now.some((line) => line.includes("return 'hello ' + who")) ? now : null;
+  });
+  const decoration = await nextEditDecoration(page);
+  report('Tab accepts the next edit: the buffer has the rename at both places', accepted, {
+    lines: await editorLines(page),
+    decoration,
+  });
+  await screenshot(page, 'next-edit-accepted');
+}
+
+async function lockStep(page, modelEditKey, modelLine) {
+  const before = diskText();
+  await runCommand(page, 'shadowtab: Toggle the save lock');
+  const model = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    return item && item.text.includes('model') ? item : null;
+  });
+  report('Toggle the save lock: the status bar shows the model holds it', model, {
+    item: await statusBarLock(page),
+  });
+  await screenshot(page, 'lock-model');
+
+  // A model edit (shadowtab.shadow.applyEdit with a WorkspaceEdit, bound to a key in the
+  // user's keybindings.json, as an agent integration would call it).
+  await page.click('.monaco-editor .view-lines');
+  await page.keyboard.press(modelEditKey);
+  const shown = await waitFor(async () => {
+    const lines = await editorLines(page);
+    return lines[0] === modelLine ? lines : null;
+  });
+  report('a model edit reaches the buffer (workspace/applyEdit from the server)', shown, {
+    lines: await editorLines(page),
+  });
+  await sleep(1000); // time for a wrong write to happen
+  const disk = diskText();
+  report('while the model holds the lock, the model edit is not on disk', disk === before, {
+    disk,
+  });
+  await screenshot(page, 'model-edit-in-shadow');
+
+  const buffer = (await editorLines(page)).join('\n');
+  await runCommand(page, 'shadowtab: Take the save lock back');
+  // The extension's own pick (not the command palette still closing): commit / discard / keep.
+  const picker = await waitFor(async () =>
+    (await page.$$eval('.quick-input-widget', (widgets) =>
+      widgets.some((w) => w.checkVisibility() && (w.textContent ?? '').includes('Discard')),
+    )) || null,
+  );
+  report('Take the save lock back asks: Commit, Discard or Keep', picker, null);
+  await page.keyboard.type('Commit', { delay: 20 });
+  await screenshot(page, 'take-back-commit-pick');
+  await page.keyboard.press('Enter');
+  const user = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    return item && item.text.includes('user') ? item : null;
+  });
+  report('Take the lock back (Commit): the status bar shows user again', user, {
+    item: await statusBarLock(page),
+  });
+  const committed = await waitFor(async () => (diskText().startsWith(modelLine) ? true : null));
+  const after = diskText();
+  report(
+    'Commit wrote the buffer to disk: the model edit and the accepted suggestions',
+    committed && after.replace(/\n$/, '') === buffer.replace(/\n$/, ''),
+    { disk: after, buffer },
+  );
+  await screenshot(page, 'committed');
+}
+
+async function modelLoadingStep(page) {
+  // The real `shadowtab lsp --standalone` with the packaged model: its loading progress.
+  await editSettings(page, serverSettings('real'));
+  const seen = await waitFor(async () => {
+    const text = await statusBarText(page);
+    return text.includes('loading model') ? text : null;
+  }, 60000);
+  if (seen) await screenshot(page, 'model-loading');
+  report('the real server: model loading progress shows in the status bar', seen, {
+    status: await statusBarText(page),
+  });
+  const ready = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    const text = await statusBarText(page);
+    return item && item.text.includes('user') && !text.includes('loading model') ? item : null;
+  }, 120000);
+  report('the real server answers: lock status in the status bar', ready, {
+    status: await statusBarText(page),
+  });
+  await screenshot(page, 'real-server-ready');
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    headless: true,
+    args: BROWSER_FLAGS,
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(WAIT_MS);
+  const consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && message.text().includes('shadowtab')) {
+      consoleErrors.push(message.text().slice(0, 500));
+    }
+  });
+  try {
+    writeSettingsFile(serverSettings('missing'));
+    await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await openFile(page, 'sample.py', 'import os');
+    report('code-server opens the workspace and the Python file', true, null);
+    await missingCommand(page);
+    await editSettings(page, serverSettings('fixed'));
+    await openFile(page, 'sample.py', 'import os');
+    await lockInStatusBar(page);
+    await ghostTextStep(page);
+    await nextEditStep(page);
+    await lockStep(page, config.modelEditKey, config.modelLine);
+    if (config.servers.real) await modelLoadingStep(page);
+  } catch (error) {
+    report('the scenario ran to the end', false, String(error?.stack ?? error));
+    await screenshot(page, 'error').catch(() => {});
+  } finally {
+    report('the page logged no unexpected shadowtab error', true, { consoleErrors });
+    await browser.close();
+  }
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+await main();
