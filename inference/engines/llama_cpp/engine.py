@@ -148,9 +148,10 @@ class LlamaCppEngine:
 
     # public requests
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        """`special`: parse control strings as control tokens, as prompts are parsed."""
         runtime, _ = self._ready()
-        return runtime.tokenize(text, add_bos=False)
+        return runtime.tokenize(text, add_bos=False, special=special)
 
     def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
         """Prefill `prompt` into the cache at low priority; stops early (stats.preempted) as
