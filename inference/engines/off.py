@@ -51,6 +51,7 @@ class OffEngine:
         stop: Sequence[str] = (),
         speculative: bool = True,
         cancel: threading.Event | None = None,
+        n: int = 1,
     ) -> Completion:
         self._fail()
 
