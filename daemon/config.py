@@ -43,6 +43,8 @@ class Settings:
     kv_cache_mb: int = 256
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
+    next_edit_format: str = "auto"  # [next_edit] format
+    min_confidence: float = 0.0  # [next_edit] min_confidence: below it nothing is shown
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
@@ -81,6 +83,8 @@ class Settings:
             linters=self.linter_specs(),
             lint_debounce_ms=self.lint_debounce_ms,
             warm_debounce_ms=self.warm_debounce_ms,
+            next_edit_format=self.next_edit_format,
+            min_confidence=self.min_confidence,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -93,6 +97,8 @@ class Settings:
             "kv_cache_mb": self.kv_cache_mb,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
+            "next_edit_format": self.next_edit_format,
+            "min_confidence": self.min_confidence,
             "linters": {name: dict(table) for name, table in self.linters.items()},
             "sources": list(self.sources),
         }
@@ -166,6 +172,7 @@ def _merge(into: dict[str, Any], table: Mapping[str, Any]) -> None:
 def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> Settings:
     engine = table.get("engine", {})
     debounce = table.get("debounce", {})
+    next_edit = table.get("next_edit", {})
     defaults = Settings()
     return Settings(
         engine_kind=engine.get("kind", defaults.engine_kind),
@@ -175,6 +182,8 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         kv_cache_mb=engine.get("kv_cache_mb", defaults.kv_cache_mb),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
+        next_edit_format=next_edit.get("format", defaults.next_edit_format),
+        min_confidence=float(next_edit.get("min_confidence", defaults.min_confidence)),
         linters=dict(table.get("linters", {})),
         sources=sources,
     )

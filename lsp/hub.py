@@ -37,6 +37,8 @@ class HubOptions:
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     predictor: Predictor | None = None
+    next_edit_format: str = "auto"
+    min_confidence: float = 0.0
 
 
 class Hub:
@@ -44,7 +46,9 @@ class Hub:
 
     def __init__(self, options: HubOptions) -> None:
         self.options = options
-        self.engine_host = EngineHost(options.engine, options.predictor)
+        self.engine_host = EngineHost(
+            options.engine, options.predictor, options.next_edit_format, options.min_confidence
+        )
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()
         self.commands = CommandRunner(self)
@@ -112,7 +116,13 @@ class Hub:
             "sessions": len(self.sessions),
             "engine": self.engine_host.status(),
             "workspaces": self.workspaces.describe(),
+            "next_edit": self.next_edit_feedback(),
         }
+
+    def next_edit_feedback(self) -> dict[str, Any]:
+        """Shown/accepted/rejected/typed-through counts per source and format."""
+        counts = getattr(self.engine_host.peek_predictor(), "feedback", None)
+        return counts.to_dict() if counts is not None else {}
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -39,7 +39,8 @@ class Completion:
 
     Per candidate (aligned with texts, empty when an engine does not report them):
     finish_reasons ("eos": the model's end token, "stop": a stop string, "length":
-    max_tokens; a cut-off answer is not a complete one), logprobs (the log-probability
+    max_tokens, "abandoned": an alternative that left the draft; only eos and stop are
+    complete answers), logprobs (the log-probability
     of each chosen token) and text_offsets (the text's length after each token, to map
     characters of the text to the tokens that wrote them)."""
 

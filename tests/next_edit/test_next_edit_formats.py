@@ -9,6 +9,8 @@ from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.events import edit_context
 from shadowtab.inference.next_edit.formats import (
     FORMATS,
+    FinishReason,
+    Format,
     choose_format,
     get_format,
     stop_strings,
@@ -17,6 +19,11 @@ from shadowtab.inference.next_edit.formats.base import ESCAPE
 from shadowtab.inference.next_edit.situation import EditInProgress, Situation
 
 MIN_REUSE = 0.98
+
+
+def finish_of(fmt: Format) -> FinishReason:
+    """How a complete answer of this format ends."""
+    return "eos" if "eos" in fmt.complete_on else "stop"
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
@@ -60,7 +67,7 @@ def test_the_draft_is_the_region_now(name: str) -> None:
     for marker in stop:
         body = body.removesuffix(marker)
     # The model's answer when nothing changes parses back to the region.
-    finish = "eos" if "eos" in fmt.complete_on else "stop"
+    finish = finish_of(fmt)
     assert fmt.parse(body, finish) == region
 
 
@@ -70,7 +77,7 @@ def test_answers_that_did_not_end_cleanly_are_no_answer(name: str) -> None:
     assert fmt.parse("x = 1\n", "length") is None
     assert fmt.parse("x = 1\n", "cancelled") is None
     assert fmt.parse("x = 1\n", "unknown") is None
-    finish = "eos" if "eos" in fmt.complete_on else "stop"
+    finish = finish_of(fmt)
     assert fmt.parse("x = 1\n<|im_end|>junk", finish) is None
     if name != "shadowtab":  # shadowtab escapes only SmolLM2's own control strings
         assert fmt.parse("x = <|editable_region_start|>1\n", finish) is None
@@ -91,7 +98,7 @@ def test_user_text_with_marker_strings_round_trips(name: str) -> None:
     for marker in stop_strings(fmt, rendered):
         assert marker not in body.removesuffix(marker)  # user text cannot end the answer
         body = body.removesuffix(marker)
-    finish = "eos" if "eos" in fmt.complete_on else "stop"
+    finish = finish_of(fmt)
     assert fmt.parse(body, finish) == text[rendered.region_start : rendered.region_end]
     assert nasty in fmt.parse(body, finish)  # type: ignore[operator]
     # The prompt's control strings are the format's own, never the user's unescaped.

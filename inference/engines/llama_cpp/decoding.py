@@ -82,7 +82,7 @@ class Generation:
     margins: list[float] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)  # of each kept token
     offsets: list[int] = field(default_factory=list)  # the text's length after each token
-    finish: str = "unknown"  # "eos", "stop" (a stop string), "length"
+    finish: str = "unknown"  # "eos", "stop" (a stop string), "length", "abandoned"
     text: str = ""
     first_token_at: float | None = None
 
@@ -160,7 +160,12 @@ def speculative(
     cursor.advance(0, 0, token, output)
     if sink.push(token, logprob=log_prob(first, token)):
         return
+    unaligned = 0
     while True:
+        unaligned = unaligned + 1 if cursor.pos is None else 0
+        if branch is not None and unaligned > BRANCH_PATIENCE:
+            sink.result.finish = "abandoned"  # an alternative that left the draft for good
+            return
         proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
         base = len(writer.tokens)
         rows = writer.eval([token, *proposal], list(range(len(proposal) + 1)))
@@ -175,6 +180,12 @@ def speculative(
         for row, kept in zip(rows, [*proposal[:accepted], token], strict=False):
             if sink.push(kept, logprob=log_prob(row, kept)):
                 return
+
+
+# Passes an alternative may spend away from the draft before it is abandoned: one that
+# never re-joins the original is a rewrite of something else, and would otherwise decode
+# up to max_tokens one token per pass.
+BRANCH_PATIENCE = 24
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def run_generation(
         found = [sink.result]
         if request.n > 1 and draft is None:
             found += _alternatives(runtime, writer.seq, tokens, first, request, guard)
-        elif request.n > 1:
+        elif request.n > 1 and draft is not None:
             found += _branches(runtime, writer, tokens, first, draft, sink.result, request, stats)
     finally:
         cache.record(writer.seq, writer.tokens)

@@ -35,9 +35,18 @@ MAX_CONTEXT_CHARS = 8000
 class Format(Protocol):
     """A prompt layout for one model family."""
 
-    name: str
-    stop: tuple[str, ...]  # stop strings passed to the engine
-    complete_on: frozenset[FinishReason]  # the finish reasons of a complete answer
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stop(self) -> tuple[str, ...]:
+        """Stop strings passed to the engine."""
+        ...
+
+    @property
+    def complete_on(self) -> frozenset[FinishReason]:
+        """The finish reasons of a complete answer."""
+        ...
 
     def render(self, situation: Situation) -> RenderedPrompt | None:
         """The prompt, or None when the situation cannot be rendered faithfully."""
