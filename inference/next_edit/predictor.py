@@ -250,4 +250,8 @@ async def checked_candidates(
     if check is None:
         return candidates
     verdicts = await check(request.text, candidates)
+    counts = getattr(predictor, "feedback", None)
+    for candidate, ok in zip(candidates, verdicts, strict=True):
+        if not ok and counts is not None:
+            counts.add("dropped_lint", candidate.source, candidate.format)
     return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]

@@ -5,7 +5,7 @@ next to a character outside the BMP, an empty file, a failing linter, a malforme
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -50,3 +50,28 @@ def test_history_files_are_read_and_checked(tmp_path: Path) -> None:
         path.write_text(json.dumps(bad))
         with pytest.raises(ValueError):
             read_history(str(path), "m.py")
+
+
+async def test_the_lint_gate_counts_what_it_drops() -> None:
+    import threading
+
+    from shadowtab.inference.next_edit.feedback import FeedbackCounts
+    from shadowtab.inference.next_edit.predictor import FixedPredictor, checked_candidates
+
+    class Counted(FixedPredictor):
+        feedback = FeedbackCounts()
+
+    bad = EditCandidate(0, 1, "(", source="model", format="generic")
+    good = EditCandidate(0, 1, "y", source="model", format="generic")
+    predictor = Counted(edits=[bad, good])
+    request = PredictionRequest("a.py", "python", "x\n", 1)
+
+    async def run(call: Callable[[threading.Event], list[EditCandidate]]) -> list[EditCandidate]:
+        return call(threading.Event())
+
+    async def check(text: str, found: Sequence[EditCandidate]) -> list[bool]:
+        return [c.new_text != "(" for c in found]
+
+    kept = await checked_candidates(predictor, request, False, run, check)
+    assert kept == [good]
+    assert predictor.feedback.to_dict()["model/generic"]["dropped_lint"] == 1
