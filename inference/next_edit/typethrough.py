@@ -64,8 +64,11 @@ class PredictionMemory:
 
     def type_through(self, path: str, text: str, cursor: int) -> list[Candidate]:
         """The shown suggestions' remainders; the ones the user typed against dropped."""
+        shown_here = self._shown.get(path, [])
+        if any(s.cursor == cursor and s.text == text for s in shown_here):
+            return []  # nothing typed since (a second request for the same state)
         kept = []
-        for shown in self._shown.get(path, []):
+        for shown in shown_here:
             rest = remainder(shown, path, text, cursor)
             if rest is not None:
                 kept.append(rest)

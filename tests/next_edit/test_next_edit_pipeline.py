@@ -78,6 +78,7 @@ def test_typing_what_was_shown_keeps_the_rest_without_asking_again() -> None:
     pipeline = NextEditPipeline([model])
     first = query()
     pipeline.shown(first, pipeline.predict(first))
+    pipeline.predict(first)  # a second request for the same state keeps what was shown
     typed = TEXT[:CURSOR] + "th" + TEXT[CURSOR:]
     (rest,) = pipeline.predict(Query(Situation("a.py", typed, CURSOR + 2), 3))
     assert rest.candidate.edits == (TextEdit(CURSOR + 2, CURSOR + 2, " * height"),)
