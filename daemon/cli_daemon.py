@@ -171,4 +171,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"lsp socket:     {reply['lsp_socket']}",
         f"log:            {reply['log_file']}",
     ]
+    for key, counts in (reply.get("hub", {}).get("next_edit") or {}).items():
+        shown = ", ".join(f"{name.replace('_', '-')} {n}" for name, n in counts.items())
+        lines.append(f"next edit:      {key}: {shown}")
     print("\n".join(lines))

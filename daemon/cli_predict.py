@@ -37,7 +37,20 @@ def register(subparsers: Any) -> None:
         default="both",
         help="what to predict (default: both)",
     )
-    parser.add_argument("--candidates", type=int, default=1, help="ghost-text candidates")
+    parser.add_argument(
+        "-n",
+        "--candidates",
+        type=int,
+        default=3,
+        help="how many candidates (1-6, default 3)",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="EVENTS.json",
+        help="the edits before this moment, oldest first: a JSON list of {offset, old_text, "
+        "new_text, time?, path?} (offset into the text as it was just before the edit; "
+        "the last one ends in the file as it is now)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
@@ -58,6 +71,29 @@ def offset_of(text: str, line: int, column: int) -> int:
     return sum(len(part) + 1 for part in lines[:line]) + min(column, len(lines[line]))
 
 
+def read_history(path: str | None, default_path: str) -> list[Any]:
+    """The --history events as next_edit Edits (ValueError when malformed)."""
+    from shadowtab.inference.next_edit.events import Edit
+
+    if path is None:
+        return []
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of edit events")
+    edits = []
+    for index, item in enumerate(data):
+        try:
+            offset, old, new = item["offset"], item["old_text"], item["new_text"]
+            when = float(item.get("time", index * 10.0))  # unset: separate edits
+            where = str(item.get("path", default_path))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: event {index}: {exc!r}") from None
+        if not isinstance(offset, int) or not isinstance(old, str) or not isinstance(new, str):
+            raise ValueError(f"{path}: event {index}: offset int, old_text/new_text strings")
+        edits.append(Edit(where, when, offset, old, new))
+    return edits
+
+
 def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon.config import ConfigError, load_settings
     from shadowtab.inference import EngineError, create_engine
@@ -68,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         path, line, column = parse_location(args.location)
         text = path.read_text(encoding="utf-8")
         settings = load_settings(Path.cwd())
+        history = read_history(args.history, str(path))
     except (ValueError, OSError, ConfigError) as exc:
         print(f"shadowtab predict: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -76,12 +113,16 @@ def run(args: argparse.Namespace) -> int:
         language_id=path.suffix.lstrip("."),
         text=text,
         cursor=offset_of(text, line, column),
-        max_candidates=max(1, args.candidates),
+        events=history,
+        max_candidates=max(1, min(args.candidates, 6)),
     )
     try:
         engine = create_engine(settings.engine_options())
         check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
-        result = predict(EnginePredictor(lambda: engine), request, args.kind, check)
+        predictor = EnginePredictor(
+            lambda: engine, settings.next_edit_format, min_confidence=settings.min_confidence
+        )
+        result = predict(predictor, request, args.kind, check)
     except EngineError as exc:
         print(f"shadowtab predict: {exc}", file=sys.stderr)
         return EXIT_FAILURE
@@ -102,7 +143,17 @@ def predict(
         started = time.perf_counter()
         edits = _checked(predictor, request, False, check)
         result["next_edit"] = [
-            {"old": request.text[e.start : e.end], "new": e.new_text} for e in edits
+            {
+                "old": request.text[e.start : e.end],
+                "new": e.new_text,
+                "start": e.start,
+                "end": e.end,
+                "kind": e.kind,
+                "confidence": round(e.confidence, 4),
+                "source": e.source,
+                "format": e.format,
+            }
+            for e in edits
         ]
         result["next_edit_seconds"] = round(time.perf_counter() - started, 3)
     return result
@@ -128,4 +179,5 @@ def print_result(result: dict[str, Any], as_json: bool) -> None:
     if "next_edit" in result:
         print(f"next edit ({result['next_edit_seconds']} s): {len(result['next_edit'])}")
         for edit in result["next_edit"]:
+            print(f"[{edit['kind']}, {edit['source']}, confidence {edit['confidence']}]")
             print("--- old\n" + edit["old"] + "\n+++ new\n" + edit["new"])

@@ -44,6 +44,8 @@ class Settings:
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
+    next_edit_format: str = "auto"  # [next_edit] format
+    min_confidence: float = 0.0  # [next_edit] min_confidence: below it nothing is shown
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
@@ -83,6 +85,8 @@ class Settings:
             lint_debounce_ms=self.lint_debounce_ms,
             warm_debounce_ms=self.warm_debounce_ms,
             max_document_mb=self.max_document_mb,
+            next_edit_format=self.next_edit_format,
+            min_confidence=self.min_confidence,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -96,6 +100,8 @@ class Settings:
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
             "max_document_mb": self.max_document_mb,
+            "next_edit_format": self.next_edit_format,
+            "min_confidence": self.min_confidence,
             "linters": {name: dict(table) for name, table in self.linters.items()},
             "sources": list(self.sources),
         }
@@ -170,6 +176,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
     engine = table.get("engine", {})
     debounce = table.get("debounce", {})
     limits = table.get("limits", {})
+    next_edit = table.get("next_edit", {})
     defaults = Settings()
     return Settings(
         engine_kind=engine.get("kind", defaults.engine_kind),
@@ -180,6 +187,8 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),
+        next_edit_format=next_edit.get("format", defaults.next_edit_format),
+        min_confidence=float(next_edit.get("min_confidence", defaults.min_confidence)),
         linters=dict(table.get("linters", {})),
         sources=sources,
     )

@@ -62,6 +62,23 @@ def _positive_number(value: Any) -> str | None:
     return None
 
 
+# As shadowtab.inference.next_edit.formats.FORMATS, plus "auto" (the adapter's format
+# when an adapter is loaded, else generic); kept here so the CLI imports no inference.
+NEXT_EDIT_FORMATS = ("auto", "shadowtab", "generic", "sweep", "zeta")
+
+
+def _next_edit_format(value: Any) -> str | None:
+    if value not in NEXT_EDIT_FORMATS:
+        return f"expected one of {', '.join(map(repr, NEXT_EDIT_FORMATS))}, got {_describe(value)}"
+    return None
+
+
+def _probability(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        return f"expected a number from 0 to 1, got {_describe(value)}"
+    return None
+
+
 def _describe(value: Any) -> str:
     text = repr(value)
     if len(text) > 60:
@@ -84,6 +101,10 @@ SECTIONS: dict[str, dict[str, Check]] = {
     },
     "limits": {
         "document_mb": _positive_number,
+    },
+    "next_edit": {
+        "format": _next_edit_format,
+        "min_confidence": _probability,
     },
 }
 # The fields of shadow_workspace.LinterSpec.from_dict, plus `enabled` (false drops a

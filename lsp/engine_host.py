@@ -18,8 +18,16 @@ logger = logging.getLogger(__name__)
 class EngineHost:
     """Owns the engine: state "off" | "loading" | "ready" | "failed", load progress 0..1."""
 
-    def __init__(self, options: EngineOptions, predictor: Predictor | None) -> None:
+    def __init__(
+        self,
+        options: EngineOptions,
+        predictor: Predictor | None,
+        next_edit_format: str = "auto",
+        min_confidence: float = 0.0,
+    ) -> None:
         self.options = options
+        self.next_edit_format = next_edit_format
+        self.min_confidence = min_confidence
         self.state = "off" if options.kind == "off" else "loading"
         self.progress = 0.0
         self.error: str | None = None
@@ -40,8 +48,14 @@ class EngineHost:
         if self._default_predictor is None:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
 
-            self._default_predictor = EnginePredictor(self.get_engine)
+            self._default_predictor = EnginePredictor(
+                self.get_engine, self.next_edit_format, min_confidence=self.min_confidence
+            )
         return self._default_predictor
+
+    def peek_predictor(self) -> Predictor | None:
+        """The predictor if one exists already (never builds one)."""
+        return self._explicit_predictor or self._default_predictor
 
     def get_engine(self) -> Engine | None:
         return self.engine if self.state == "ready" else None

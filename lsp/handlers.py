@@ -104,6 +104,7 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(NEXT_EDIT, "background", _next_edit),
     Method(COPILOT_INLINE_EDIT, "background", _next_edit),
+    Method(prediction_handlers.REJECTED, "mutating", prediction_handlers.rejected),
     *(Method(name, "mutating", _counter(name)) for name in TELEMETRY_NOTIFICATIONS),
 )
 TEXT_SYNC = {method.name: method for method in METHODS if method.text_sync}
@@ -152,6 +153,7 @@ def _register_commands(session: Session) -> None:
     @server.command(prediction_handlers.NEXT_EDIT_ACCEPTED)
     def next_edit_accepted(*args: Any) -> None:
         _count(session, prediction_handlers.NEXT_EDIT_ACCEPTED)
+        prediction_handlers.feedback(session, "accepted", args[0] if args else None)
 
 
 def _command(session: Session, name: str) -> Any:

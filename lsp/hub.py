@@ -39,6 +39,8 @@ class HubOptions:
     warm_debounce_ms: int = 100
     predictor: Predictor | None = None
     max_document_mb: float = 50  # larger documents are refused with a message
+    next_edit_format: str = "auto"
+    min_confidence: float = 0.0
 
 
 class Hub:
@@ -47,7 +49,9 @@ class Hub:
     def __init__(self, options: HubOptions) -> None:
         self.options = options
         demote_pygls_logging()
-        self.engine_host = EngineHost(options.engine, options.predictor)
+        self.engine_host = EngineHost(
+            options.engine, options.predictor, options.next_edit_format, options.min_confidence
+        )
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()
         self.commands = CommandRunner(self)
@@ -115,7 +119,13 @@ class Hub:
             "sessions": len(self.sessions),
             "engine": self.engine_host.status(),
             "workspaces": self.workspaces.describe(),
+            "next_edit": self.next_edit_feedback(),
         }
+
+    def next_edit_feedback(self) -> dict[str, Any]:
+        """Shown/accepted/rejected/typed-through counts per source and format."""
+        counts = getattr(self.engine_host.peek_predictor(), "feedback", None)
+        return counts.to_dict() if counts is not None else {}
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -14,12 +14,17 @@ from shadowtab.lsp.predictions import PredictionCancelled
 from shadowtab.shadow_workspace import Range, ShadowDocument, ShadowError
 
 if TYPE_CHECKING:
+    from shadowtab.inference.next_edit.feedback import Outcome
     from shadowtab.inference.next_edit.predictor import PredictionRequest
     from shadowtab.lsp.session import Session
 
 INLINE_CANDIDATES = 3
-NEXT_EDIT_CANDIDATES = 1
+NEXT_EDIT_CANDIDATES = 3  # a client may ask for up to MAX_CANDIDATES with params.n
+MAX_CANDIDATES = 6
 NEXT_EDIT_ACCEPTED = "shadowtab.nextEdit.accepted"
+# Notification {uri, source?, format?}: the user dismissed a shown suggestion (Esc, or
+# typed something else).
+REJECTED = "shadowtab/suggestionRejected"
 
 
 async def inline_completion(
@@ -37,37 +42,63 @@ async def inline_completion(
 
 
 async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
-    """Copilot's copilotInlineEdit shape: {edits: [{range, text, textDocument, command}]}."""
+    """Copilot's copilotInlineEdit shape: {edits: [{range, text, textDocument, command}]},
+    ranked; each edit also says its kind ("inline" | "edit" | "jump"), confidence and
+    source, and a jump its location ({uri, range}: where the editor offers to go)."""
     uri, version, line, character = parse_next_edit_params(raw)
-    found = await _predict(session, uri, line, character, inline=False)
+    count = _count(raw)
+    found = await _predict(session, uri, line, character, inline=False, count=count)
     if found is None:
         return {"edits": []}
-    _, document, clean = found
+    request, document, clean = found
     session_version = session.sync.version_of(uri)
     edits = []
     for index, candidate in enumerate(clean):
+        if candidate.path and candidate.path != request.path:
+            continue  # an edit of another file: not in this result shape yet
         rng = Range(document.position_at(candidate.start), document.position_at(candidate.end))
-        edits.append(
-            {
-                "range": rng.to_dict(),
-                "text": candidate.new_text,
-                "textDocument": {"uri": uri, "version": session_version or version},
-                "command": {
-                    "title": "Accept next edit",
-                    "command": NEXT_EDIT_ACCEPTED,
-                    "arguments": [{"uri": uri, "index": index}],
-                },
-            }
-        )
+        item: dict[str, Any] = {
+            "range": rng.to_dict(),
+            "text": candidate.new_text,
+            "textDocument": {"uri": uri, "version": session_version or version},
+            "command": {
+                "title": "Accept next edit",
+                "command": NEXT_EDIT_ACCEPTED,
+                "arguments": [
+                    {
+                        "uri": uri,
+                        "index": index,
+                        "source": candidate.source,
+                        "format": candidate.format,
+                    }
+                ],
+            },
+            "kind": candidate.kind,
+            "confidence": candidate.confidence,
+            "source": candidate.source,
+        }
+        if candidate.kind == "jump":
+            item["location"] = {"uri": uri, "range": Range(rng.start, rng.start).to_dict()}
+        edits.append(item)
     return {"edits": edits}
 
 
+def _count(raw: Any) -> int:
+    """params.n: how many candidates (1..MAX_CANDIDATES), default NEXT_EDIT_CANDIDATES."""
+    n = raw.get("n") if isinstance(raw, dict) else None
+    if n is None:
+        return NEXT_EDIT_CANDIDATES
+    if not _is_int(n) or n < 1:
+        raise JsonRpcInvalidParams("n must be an integer >= 1")
+    return min(n, MAX_CANDIDATES)
+
+
 async def _predict(
-    session: Session, uri: str, line: int, character: int, inline: bool
+    session: Session, uri: str, line: int, character: int, inline: bool, count: int = 0
 ) -> tuple[PredictionRequest, ShadowDocument, list[EditCandidate]] | None:
     """Ask the predictor in a worker, keep the candidates that add no errors; None when
     there is no predictor. ContentModified when the text changed meanwhile."""
-    request = _request(session, uri, line, character, inline)
+    request = _request(session, uri, line, character, inline, count)
     predictor = session.hub.predictor
     if predictor is None:
         return None
@@ -110,12 +141,30 @@ def _natural(value: Any) -> int | None:
 
 
 def _request(
-    session: Session, uri: str, line: int, character: int, inline: bool
+    session: Session, uri: str, line: int, character: int, inline: bool, count: int = 0
 ) -> PredictionRequest:
     if session.sync.version_of(uri) is None:
         raise JsonRpcInvalidParams(f"document not open in this session: {uri}")
-    count = INLINE_CANDIDATES if inline else NEXT_EDIT_CANDIDATES
+    count = count or (INLINE_CANDIDATES if inline else NEXT_EDIT_CANDIDATES)
     try:
         return session.hub.predictions.request_for(session, uri, line, character, count)
     except (ValueError, ShadowError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
+
+
+def rejected(session: Session, params: Any) -> None:
+    feedback(session, "rejected", params)
+
+
+def feedback(session: Session, outcome: Outcome, params: Any) -> None:
+    """Count an outcome on the predictor's feedback counts (when it keeps them)."""
+    counts = getattr(session.hub.predictor, "feedback", None)
+    if counts is None:
+        return
+    source = format_name = ""
+    if isinstance(params, dict):
+        source, format_name = str(params.get("source") or ""), str(params.get("format") or "")
+    elif params is not None:  # pygls may hand custom params over as an object
+        source = str(getattr(params, "source", "") or "")
+        format_name = str(getattr(params, "format", "") or "")
+    counts.add(outcome, source, format_name)

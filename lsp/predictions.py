@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from pygls.exceptions import JsonRpcContentModified
-from shadowtab.inference.next_edit.predictor import PredictionRequest, RecentEdit
+from shadowtab.inference.next_edit.events import Edit
+from shadowtab.inference.next_edit.predictor import PredictionRequest
 from shadowtab.lsp.debounce import Debouncer
 from shadowtab.shadow_workspace import Position
 
@@ -80,7 +81,7 @@ class PredictionService:
             language_id=document.language_id,
             text=document.text,
             cursor=document.offset_at(Position(line, character)),
-            recent_edits=[RecentEdit(path, e.old_text, e.new_text) for e in history],
+            events=[Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history],
             max_candidates=max_candidates,
         )
 

@@ -35,12 +35,22 @@ class RequestStats:
 @dataclass
 class Completion:
     """n candidates, best first. token_ids and margins describe the best candidate:
-    margins[i] is the top-2 logit gap when token i was chosen (empty when not computed)."""
+    margins[i] is the top-2 logit gap when token i was chosen (empty when not computed).
+
+    Per candidate (aligned with texts, empty when an engine does not report them):
+    finish_reasons ("eos": the model's end token, "stop": a stop string, "length":
+    max_tokens, "abandoned": an alternative that left the draft; only eos and stop are
+    complete answers), logprobs (the log-probability
+    of each chosen token) and text_offsets (the text's length after each token, to map
+    characters of the text to the tokens that wrote them)."""
 
     texts: list[str]
     stats: RequestStats
     token_ids: list[int] = field(default_factory=list)
     margins: list[float] = field(default_factory=list)
+    finish_reasons: list[str] = field(default_factory=list)
+    logprobs: list[list[float]] = field(default_factory=list)
+    text_offsets: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -96,6 +106,7 @@ class Engine(Protocol):
         stop: Sequence[str] = (),
         speculative: bool = True,
         cancel: threading.Event | None = None,
+        n: int = 1,
     ) -> Completion: ...
 
     def rewrite_stream(
@@ -108,7 +119,7 @@ class Engine(Protocol):
         cancel: threading.Event | None = None,
     ) -> Iterator[str]: ...
 
-    def tokenize(self, text: str) -> list[int]: ...
+    def tokenize(self, text: str, special: bool = False) -> list[int]: ...
 
     def cache_info(self) -> CacheInfo: ...
 

@@ -18,7 +18,7 @@ class OffEngine:
     def _fail(self) -> NoReturn:
         raise EngineError(OFF_MESSAGE)
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
         self._fail()
 
     def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
@@ -51,6 +51,7 @@ class OffEngine:
         stop: Sequence[str] = (),
         speculative: bool = True,
         cancel: threading.Event | None = None,
+        n: int = 1,
     ) -> Completion:
         self._fail()
 

@@ -1,5 +1,5 @@
 """Which predicted edits are worth showing: noise (whitespace-only changes, rewrites that
-wander off), edits that undo what the user just typed, and the lint gate (candidates
+wander off; edits that undo the user are reversal.py's), and the lint gate (candidates
 that add an error are dropped).
 
 Plain data in, verdicts out. The gate lints through callables the caller passes in, so
@@ -13,8 +13,6 @@ import difflib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
-
-from .prompts import RecentEdit
 
 logger = logging.getLogger(__name__)
 
@@ -35,16 +33,6 @@ class Replacement(Protocol):
     def new_text(self) -> str: ...
 
 
-class EditedText(Protocol):
-    """What the filters read of a prediction request."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def recent_edits(self) -> Sequence[RecentEdit]: ...
-
-
 def applied(text: str, candidate: Replacement) -> str:
     return text[: candidate.start] + candidate.new_text + text[candidate.end :]
 
@@ -55,17 +43,6 @@ def is_noise(old: str, new: str) -> bool:
     if "".join(old.split()) == "".join(new.split()):
         return True
     return difflib.SequenceMatcher(None, old, new).ratio() < MIN_REWRITE_SIMILARITY
-
-
-def deletes_just_typed(candidate: Replacement, request: EditedText) -> bool:
-    """True when the candidate would remove what the user's last edit inserted."""
-    if not request.recent_edits:
-        return False
-    typed = request.recent_edits[-1].new_text.strip()
-    if not typed:
-        return False
-    removed = request.text[candidate.start : candidate.end]
-    return typed in removed and typed not in candidate.new_text
 
 
 D = TypeVar("D")

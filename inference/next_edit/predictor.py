@@ -3,19 +3,27 @@
 They take and return plain data (text, str offsets), so the server can check a
 candidate in the shadow workspace before it shows it. Calls block; the server runs them
 in a worker thread and cancels them with a threading.Event when a newer keystroke comes.
+`EnginePredictor` runs the next-edit pipeline (pipeline.py) over its sources.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ..engines.api import Engine
-from .filters import deletes_just_typed, is_noise
-from .prompts import RecentEdit, completion_prompt, next_edit_prompt
+from .candidates import CandidateSource, Query, merged, rank
+from .completion_source import CompletionSource
+from .events import Edit, edit_context
+from .feedback import FeedbackCounts
+from .formats import choose_format
+from .model_source import ModelSource
+from .pipeline import NextEditPipeline, Suggestion
+from .reversal import undoes_user
+from .situation import Situation
 
 __all__ = [
     "EditCandidate",
@@ -24,13 +32,9 @@ __all__ = [
     "InlineCandidate",
     "PredictionRequest",
     "Predictor",
-    "RecentEdit",
     "checked_candidates",
 ]
 
-INLINE_MAX_TOKENS = 24
-MAX_CANDIDATES = 8  # the engine's limit on n
-NEXT_EDIT_EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
 T = TypeVar("T")
 
 
@@ -40,20 +44,29 @@ class PredictionRequest:
     language_id: str
     text: str
     cursor: int  # str offset into text
-    recent_edits: Sequence[RecentEdit] = ()
+    events: Sequence[Edit] = ()  # the user's recent edits, oldest first
     max_candidates: int = 1
+    open_texts: Mapping[str, str] = field(default_factory=dict)  # other open files
 
 
 @dataclass(frozen=True)
 class InlineCandidate:
     text: str  # inserted at the cursor
+    confidence: float = 1.0
+    source: str = ""
+    format: str = ""
 
 
 @dataclass(frozen=True)
 class EditCandidate:
-    start: int  # str offsets into PredictionRequest.text
+    start: int  # str offsets into `path` (PredictionRequest.path when empty)
     end: int
     new_text: str
+    kind: str = "edit"  # "inline" | "edit" | "jump"
+    confidence: float = 1.0
+    source: str = ""
+    format: str = ""
+    path: str = ""
 
 
 class Predictor(Protocol):
@@ -68,91 +81,99 @@ class Predictor(Protocol):
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None: ...
 
 
-def minimal_edit(old: str, new: str, offset: int) -> EditCandidate | None:
-    """The smallest whole-line replacement turning `old` into `new`, `old` starting at
-    `offset` of the document; None when they are equal."""
-    if old == new:
-        return None
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while (
-        suffix < min(len(old), len(new)) - prefix
-        and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]
-    ):
-        suffix += 1
-    # Widen to whole lines: editors render line-level next edits best.
-    start = old.rfind("\n", 0, prefix) + 1
-    old_end = old.find("\n", len(old) - suffix)
-    old_end = len(old) if old_end == -1 else old_end
-    tail = len(old) - old_end
-    return EditCandidate(offset + start, offset + old_end, new[start : len(new) - tail])
+def query_of(request: PredictionRequest) -> Query:
+    """The request as the pipeline's query: the events split into past edits and the
+    edit in progress against the text now."""
+    cursor = min(max(request.cursor, 0), len(request.text))
+    context = edit_context(request.events, request.path, request.text, cursor, request.open_texts)
+    situation = Situation(request.path, request.text, cursor, context.in_progress, context.past)
+    return Query(situation, request.max_candidates, request.events, request.open_texts)
+
+
+def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
+    c = suggestion.candidate
+    edit = merged(c, text) if not c.path else c.edits[0]
+    return EditCandidate(
+        edit.start,
+        edit.end,
+        edit.new_text,
+        suggestion.kind,
+        c.confidence,
+        c.source,
+        c.format,
+        c.path,
+    )
 
 
 class EnginePredictor:
-    """Predicts with a language model through an inference Engine.
+    """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
+    format `format_name` (None/"auto": the adapter's when `adapter_format` is given,
+    else generic). Ghost text falls back to plain continuation when the rewrite offers
+    none at the cursor. `engine_getter` returns None while the model loads."""
 
-    `engine_getter` returns None while the model is loading: the predictor then has
-    nothing to offer rather than blocking the editor.
-    """
-
-    def __init__(self, engine_getter: Callable[[], Engine | None]) -> None:
+    def __init__(
+        self,
+        engine_getter: Callable[[], Engine | None],
+        format_name: str | None = None,
+        adapter_format: str | None = None,
+        min_confidence: float = 0.0,
+        sources: Sequence[CandidateSource] = (),
+    ) -> None:
+        self.model = ModelSource(engine_getter, choose_format(format_name, adapter_format))
+        self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
+        self._completion = CompletionSource(engine_getter)
         self._engine_getter = engine_getter
+
+    @property
+    def feedback(self) -> FeedbackCounts:
+        return self.pipeline.feedback
+
+    def suggestions(
+        self, request: PredictionRequest, cancel: threading.Event | None = None
+    ) -> list[Suggestion]:
+        query = query_of(request)
+        found = self.pipeline.predict(query, cancel)
+        self.pipeline.shown(query, found)
+        return found
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[InlineCandidate]:
-        engine = self._engine_getter()
-        if engine is None:
-            return []
-        prompt = completion_prompt(request.path, request.text, request.cursor)
-        completion = engine.complete(
-            prompt,
-            INLINE_MAX_TOKENS,
-            stop=["\n"],
-            n=min(request.max_candidates, MAX_CANDIDATES),
-            cancel=cancel,
-        )
-        seen: set[str] = set()
-        candidates = []
-        for text in completion.texts:
-            if text.strip() and text not in seen:
-                seen.add(text)
-                candidates.append(InlineCandidate(text))
-        return candidates
+        query = query_of(request)
+        found = [s for s in self.pipeline.predict(query, cancel) if s.kind == "inline"]
+        if not found:
+            found = self._continuations(query, cancel)
+        self.pipeline.shown(query, found)
+        return [
+            InlineCandidate(
+                s.candidate.edits[0].new_text,
+                s.candidate.confidence,
+                s.candidate.source,
+                s.candidate.format,
+            )
+            for s in found
+        ]
+
+    def _continuations(self, query: Query, cancel: threading.Event | None) -> list[Suggestion]:
+        found = [
+            c
+            for c in self._completion.candidates(query, cancel)
+            if not undoes_user(c.edits, query.situation)
+        ]
+        ranked = rank(found, query.situation.text, query.n, self.pipeline.min_confidence)
+        return [Suggestion(c, "inline") for c in ranked]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[EditCandidate]:
-        engine = self._engine_getter()
-        if engine is None:
-            return []
-        layout = next_edit_prompt(request.path, request.text, request.cursor, request.recent_edits)
-        draft_tokens = len(engine.tokenize(layout.draft))
-        completion = engine.rewrite(
-            layout.prompt,
-            layout.draft,
-            draft_tokens + NEXT_EDIT_EXTRA_TOKENS,
-            stop=list(layout.stop),
-            cancel=cancel,
-        )
-        old = request.text[layout.region_start : layout.region_end]
-        candidates = []
-        for text in completion.texts:
-            new = text.removesuffix("\n")
-            candidate = minimal_edit(old, new, layout.region_start)
-            if candidate is None or is_noise(old, new):
-                continue
-            if not deletes_just_typed(candidate, request):
-                candidates.append(candidate)
-        return candidates
+        return [edit_candidate(s, request.text) for s in self.suggestions(request, cancel)]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        """Prefill the next-edit prompt: the stable part is what the next request reuses."""
         engine = self._engine_getter()
-        if engine is None:
-            return
-        engine.warm(completion_prompt(request.path, request.text, request.cursor), cancel=cancel)
+        rendered = self.model.prompt(query_of(request))
+        if engine is not None and rendered is not None:
+            engine.warm(rendered.prompt, cancel=cancel)
 
 
 @dataclass
@@ -218,10 +239,19 @@ async def checked_candidates(
         if not inline:
             return predictor.next_edit(request, cancel)
         found = predictor.inline(request, cancel)
-        return [EditCandidate(request.cursor, request.cursor, c.text) for c in found]
+        return [
+            EditCandidate(
+                request.cursor, request.cursor, c.text, "inline", c.confidence, c.source, c.format
+            )
+            for c in found
+        ]
 
     candidates = await run(call)
     if check is None:
         return candidates
     verdicts = await check(request.text, candidates)
+    counts = getattr(predictor, "feedback", None)
+    for candidate, ok in zip(candidates, verdicts, strict=True):
+        if not ok and counts is not None:
+            counts.add("dropped_lint", candidate.source, candidate.format)
     return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]

@@ -101,6 +101,7 @@ async def test_next_edit_has_copilot_shape_under_both_names(lsp_env: LspEnv) -> 
         assert edits[0].range.end.line == 1 and edits[0].range.end.character == 12
         assert edits[0].textDocument.uri == uri and edits[0].textDocument.version == 3
         assert edits[0].command.command == "shadowtab.nextEdit.accepted"
+        assert edits[0].kind == "edit" and edits[0].confidence == 1.0  # shadowtab's extras
 
 
 async def test_next_edit_candidates_that_add_errors_are_dropped(lsp_env: LspEnv) -> None:

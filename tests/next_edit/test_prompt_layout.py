@@ -1,11 +1,10 @@
 """Prompt layouts keep their prefix stable while the user types, and the minimal-edit
-logic turns a rewritten region into the smallest whole-line change."""
+logic lives in test_next_edit_edits.py."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from shadowtab.inference.next_edit.predictor import EditCandidate, minimal_edit
 from shadowtab.inference.next_edit.prompts import (
     RecentEdit,
     completion_prompt,
@@ -55,18 +54,6 @@ def test_editable_region_is_whole_lines_around_the_cursor() -> None:
 def test_line_of_matches_counting_newlines(text: str, offset: int) -> None:
     offset = min(offset, len(text))
     assert line_of(line_starts(text), offset) == text.count("\n", 0, offset)
-
-
-@given(st.text(alphabet="ab \n", max_size=30), st.text(alphabet="ab \n", max_size=30))
-def test_minimal_edit_reproduces_the_new_text(old: str, new: str) -> None:
-    document = "head\n" + old + "\ntail"
-    candidate = minimal_edit(old, new, len("head\n"))
-    if old == new:
-        assert candidate is None
-        return
-    assert isinstance(candidate, EditCandidate)
-    result = document[: candidate.start] + candidate.new_text + document[candidate.end :]
-    assert result == "head\n" + new + "\ntail"
 
 
 def test_noise_filter_drops_whitespace_changes_and_unrelated_rewrites() -> None:

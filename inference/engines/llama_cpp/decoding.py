@@ -65,6 +65,12 @@ def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits
     return logits
 
 
+def log_prob(row: Logits, token: int) -> float:
+    """log softmax(row)[token], computed stably."""
+    peak = float(row.max())
+    return float(row[token]) - peak - float(np.log(np.exp(row - peak).sum()))
+
+
 def top2_margin(row: Logits) -> float:
     top2 = np.partition(row, -2)[-2:]
     return float(top2[1] - top2[0])
@@ -74,6 +80,9 @@ def top2_margin(row: Logits) -> float:
 class Generation:
     tokens: list[int] = field(default_factory=list)
     margins: list[float] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)  # of each kept token
+    offsets: list[int] = field(default_factory=list)  # the text's length after each token
+    finish: str = "unknown"  # "eos", "stop" (a stop string), "length", "abandoned"
     text: str = ""
     first_token_at: float | None = None
 
@@ -95,7 +104,7 @@ class TokenSink:
         self.result = Generation()
         self.done = False
 
-    def push(self, token: int, margin: float | None = None) -> bool:
+    def push(self, token: int, margin: float | None = None, logprob: float | None = None) -> bool:
         """Add one token; True when generation must stop (the token may not be kept)."""
         if self.done:
             return True
@@ -103,11 +112,19 @@ class TokenSink:
             self.result.first_token_at = self.clock()
         if self.runtime.is_end_of_generation(token):
             self.done = True
+            self.result.finish = "eos"
             return True
         self.result.tokens.append(token)
         if margin is not None:
             self.result.margins.append(margin)
+        if logprob is not None:
+            self.result.logprobs.append(logprob)
         stopped = self.text.add(self.runtime.piece(token))
+        self.result.offsets.append(len(self.text.text))
+        if stopped:
+            self.result.finish = "stop"
+        elif len(self.result.tokens) >= self.max_tokens:
+            self.result.finish = "length"
         self.done = stopped or len(self.result.tokens) >= self.max_tokens
         return self.done
 
@@ -117,7 +134,7 @@ def greedy(writer: SequenceWriter, first: Logits, sink: TokenSink) -> None:
     row = first
     while True:
         token = int(np.argmax(row))
-        if sink.push(token, top2_margin(row)):
+        if sink.push(token, top2_margin(row), log_prob(row, token)):
             return
         row = writer.eval([token], [0])[0]
 
@@ -129,16 +146,26 @@ def speculative(
     sink: TokenSink,
     stats: RequestStats,
     policy: DraftPolicy | None = None,
+    branch: Branch | None = None,
 ) -> None:
     """Greedy decoding that verifies k draft tokens per forward pass (logits only on the
-    pending token and the draft positions), keeping the longest agreeing run."""
+    pending token and the draft positions), keeping the longest agreeing run. With a
+    `branch`, decoding resumes after its prefix (already in the KV and the sink, equal
+    to the draft's start) with its forced token instead of the argmax of `first`."""
     cursor = DraftCursor(draft, policy)
-    token = int(np.argmax(first))
-    output = [token]
+    prefix = list(branch.prefix) if branch is not None else []
+    cursor.pos = len(prefix)
+    token = branch.token if branch is not None else int(np.argmax(first))
+    output = [*prefix, token]
     cursor.advance(0, 0, token, output)
-    if sink.push(token):
+    if sink.push(token, logprob=log_prob(first, token)):
         return
+    unaligned = 0
     while True:
+        unaligned = unaligned + 1 if cursor.pos is None else 0
+        if branch is not None and unaligned > BRANCH_PATIENCE:
+            sink.result.finish = "abandoned"  # an alternative that left the draft for good
+            return
         proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
         base = len(writer.tokens)
         rows = writer.eval([token, *proposal], list(range(len(proposal) + 1)))
@@ -150,9 +177,23 @@ def speculative(
         stats.accepted_draft_tokens += accepted
         output.extend([*proposal[:accepted], token])
         cursor.advance(len(proposal), accepted, token, output)
-        for kept in [*proposal[:accepted], token]:
-            if sink.push(kept):
+        for row, kept in zip(rows, [*proposal[:accepted], token], strict=False):
+            if sink.push(kept, logprob=log_prob(row, kept)):
                 return
+
+
+# Passes an alternative may spend away from the draft before it is abandoned: one that
+# never re-joins the original is a rewrite of something else, and would otherwise decode
+# up to max_tokens one token per pass.
+BRANCH_PATIENCE = 24
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Where an alternative candidate leaves the best one: its first tokens, then `token`."""
+
+    prefix: Sequence[int]
+    token: int
 
 
 def _agreeing_run(proposal: Sequence[int], choices: npt.NDArray[np.int64]) -> int:

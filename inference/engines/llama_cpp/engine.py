@@ -148,9 +148,10 @@ class LlamaCppEngine:
 
     # public requests
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        """`special`: parse control strings as control tokens, as prompts are parsed."""
         runtime, _ = self._ready()
-        return runtime.tokenize(text, add_bos=False)
+        return runtime.tokenize(text, add_bos=False, special=special)
 
     def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
         """Prefill `prompt` into the cache at low priority; stops early (stats.preempted) as
@@ -212,10 +213,13 @@ class LlamaCppEngine:
         stop: Sequence[str] = (),
         speculative: bool = True,
         cancel: threading.Event | None = None,
+        n: int = 1,
     ) -> Completion:
-        check_request(self._limits(), max_tokens, 1, draft=draft)
+        """n > 1: the alternatives leave the best rewrite where it starts editing (see
+        generation.branch_position)."""
+        check_request(self._limits(), max_tokens, n, draft=draft)
         mode = "speculative" if speculative else "greedy"
-        return self._generate(prompt, (draft, mode), max_tokens, stop, 1, cancel, None)
+        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None)
 
     def rewrite_stream(
         self,

@@ -4,13 +4,24 @@ prefill what is not cached, decode (greedy or speculative), extra candidates for
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..api import Completion, RequestStats
-from .decoding import Guard, Logits, SequenceWriter, TokenSink, greedy, prefill, speculative
+from .decoding import (
+    Branch,
+    Generation,
+    Guard,
+    Logits,
+    SequenceWriter,
+    TokenSink,
+    greedy,
+    log_prob,
+    prefill,
+    speculative,
+)
 from .draft import DraftPolicy
 from .kv_cache import PrefixCache
 from .runtime import LlamaRuntime
@@ -53,31 +64,56 @@ def run_generation(
         sink = TokenSink(
             runtime, request.max_tokens, TextAssembler(request.stop, request.emit), clock
         )
-        _decode_best(runtime, writer, first, request, sink, stats)
-        texts = [sink.text.finish()]
-        if request.n > 1:
-            texts += _alternatives(runtime, writer.seq, tokens, first, request, guard)
-            texts = list(dict.fromkeys(texts))  # identical candidates are shown once
+        draft = _draft_tokens(runtime, request)
+        _decode_best(writer, first, draft, sink, stats)
+        sink.result.text = sink.text.finish()
+        found = [sink.result]
+        if request.n > 1 and draft is None:
+            found += _alternatives(runtime, writer.seq, tokens, first, request, guard)
+        elif request.n > 1 and draft is not None:
+            found += _branches(runtime, writer, tokens, first, draft, sink.result, request, stats)
     finally:
         cache.record(writer.seq, writer.tokens)
         stats.forward_passes += writer.passes
         stats.seconds = time.perf_counter() - started
     stats.generated_tokens = len(sink.result.tokens)
     stats.first_token_seconds = sink.result.first_token_at or stats.seconds
-    return Completion(texts, stats, sink.result.tokens, sink.result.margins)
+    return _completion(found, stats)
+
+
+def _completion(found: list[Generation], stats: RequestStats) -> Completion:
+    """Identical candidates are shown once (the first, best ranked, is kept)."""
+    unique: dict[str, Generation] = {}
+    for generation in found:
+        unique.setdefault(generation.text, generation)
+    kept = list(unique.values())
+    best = kept[0]
+    return Completion(
+        [g.text for g in kept],
+        stats,
+        best.tokens,
+        best.margins,
+        finish_reasons=[g.finish for g in kept],
+        logprobs=[g.logprobs for g in kept],
+        text_offsets=[g.offsets for g in kept],
+    )
+
+
+def _draft_tokens(runtime: LlamaRuntime, request: GenerationRequest) -> list[int] | None:
+    if request.draft is None or request.draft[1] != "speculative":
+        return None
+    return runtime.tokenize(request.draft[0], add_bos=False)
 
 
 def _decode_best(
-    runtime: LlamaRuntime,
     writer: SequenceWriter,
     first: Logits,
-    request: GenerationRequest,
+    draft: list[int] | None,
     sink: TokenSink,
     stats: RequestStats,
 ) -> None:
-    if request.draft is not None and request.draft[1] == "speculative":
-        draft_tokens = runtime.tokenize(request.draft[0], add_bos=False)
-        speculative(writer, first, draft_tokens, sink, stats, DRAFT_POLICY)
+    if draft is not None:
+        speculative(writer, first, draft, sink, stats, DRAFT_POLICY)
     else:
         greedy(writer, first, sink)
 
@@ -89,20 +125,96 @@ def _alternatives(
     first: Logits,
     request: GenerationRequest,
     guard: Guard,
-) -> list[str]:
+) -> list[Generation]:
     """Candidates 2..n: the next most likely first tokens, each continued greedily in a
     temporary sequence that shares the prompt's KV cells. Duplicates are dropped."""
     ranked = np.argsort(-first)[1 : request.n]
-    texts: list[str] = []
+    found: list[Generation] = []
     for offset, token in enumerate(ranked):
         spare = request.first_spare_seq + offset
         runtime.seq_copy(seq, spare, len(prompt))
         writer = SequenceWriter(runtime, spare, prompt, guard)
         try:
             sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop), lambda: 0.0)
-            if not sink.push(int(token)):
+            if not sink.push(int(token), logprob=log_prob(first, int(token))):
                 greedy(writer, writer.eval([int(token)], [0])[0], sink)
-            texts.append(sink.text.finish())
+            sink.result.text = sink.text.finish()
+            found.append(sink.result)
         finally:
             runtime.seq_remove(spare, 0, -1)
-    return texts
+    return found
+
+
+def branch_position(best: Generation, draft: Sequence[int]) -> int:
+    """Where alternatives of a rewrite leave the best candidate: its first token that
+    differs from the draft (where it starts editing), else its least likely token."""
+    for i, token in enumerate(best.tokens):
+        if i >= len(draft) or draft[i] != token:
+            return i
+    if not best.logprobs:
+        return 0
+    return int(np.argmin(best.logprobs[: len(best.tokens)]))
+
+
+def _branches(
+    runtime: LlamaRuntime,
+    writer: SequenceWriter,
+    prompt: list[int],
+    first: Logits,
+    draft: list[int],
+    best: Generation,
+    request: GenerationRequest,
+    stats: RequestStats,
+) -> list[Generation]:
+    """Rewrite candidates 2..n: at the branch position, the next most likely tokens in
+    place of the best one's, each continued speculatively (the same draft) in a spare
+    sequence that shares the prompt's and the common prefix's KV cells."""
+    at = branch_position(best, draft)
+    prefix = best.tokens[:at]
+    base = request.first_spare_seq
+    length = len(prompt) + at
+    try:
+        if at == 0:
+            row = first
+            runtime.seq_copy(writer.seq, base, length)
+        else:  # the logits at the branch: re-evaluate the token before it
+            runtime.seq_copy(writer.seq, base, length - 1)
+            scratch = SequenceWriter(runtime, base, [*prompt, *prefix[:-1]], writer.guard)
+            row = scratch.eval([prefix[-1]], [0])[0].copy()
+            stats.forward_passes += scratch.passes
+        chosen = best.tokens[at] if at < len(best.tokens) else -1
+        ranked = [int(t) for t in np.argsort(-row)[: request.n] if int(t) != chosen]
+        found = []
+        for offset, token in enumerate(ranked[: request.n - 1]):
+            spare = base + 1 + offset
+            runtime.seq_copy(base, spare, length)
+            found.append(
+                _branch(runtime, spare, prompt, prefix, best, token, row, draft, request, stats)
+            )
+        return found
+    finally:
+        for seq in range(base, base + request.n):
+            runtime.seq_remove(seq, 0, -1)
+
+
+def _branch(
+    runtime: LlamaRuntime,
+    seq: int,
+    prompt: list[int],
+    prefix: list[int],
+    best: Generation,
+    token: int,
+    row: Logits,
+    draft: list[int],
+    request: GenerationRequest,
+    stats: RequestStats,
+) -> Generation:
+    writer = SequenceWriter(runtime, seq, [*prompt, *prefix], lambda: None)
+    sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop), lambda: 0.0)
+    for i, kept in enumerate(prefix):  # the shared start, with the best one's logprobs
+        sink.push(kept, logprob=best.logprobs[i] if i < len(best.logprobs) else None)
+    if not sink.done:
+        speculative(writer, row, draft, sink, stats, DRAFT_POLICY, Branch(prefix, token))
+    stats.forward_passes += writer.passes
+    sink.result.text = sink.text.finish()
+    return sink.result

@@ -27,7 +27,17 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from ..situation import EditInProgress, PastEdit, RenderedPrompt, Situation
+
+__all__ = [
+    "EditInProgress",
+    "PastEdit",
+    "RenderedPrompt",
+    "Situation",
+    "parse_answer",
+    "render",
+]
 
 NAME = "shadowtab"
 
@@ -67,48 +77,6 @@ MAX_EDIT_LINES = 24  # a longer edit in progress is shown as a past edit instead
 MAX_PAST_EDITS = 6
 MAX_PAST_EDITS_CHARS = 1600  # about 400 tokens; the oldest are dropped first
 PAST_EDIT_CONTEXT_LINES = 1
-
-
-@dataclass(frozen=True)
-class PastEdit:
-    """A completed edit: the file's text just before and just after it."""
-
-    path: str
-    before: str
-    after: str
-
-
-@dataclass(frozen=True)
-class EditInProgress:
-    """The edit being typed: text[start:start + len(new_text)] of the current text was
-    old_text before the user began it."""
-
-    start: int
-    old_text: str
-    new_text: str
-
-
-@dataclass(frozen=True)
-class Situation:
-    """What the predictor knows when it asks: the file now, the cursor, the edits."""
-
-    path: str
-    text: str
-    cursor: int  # str offset into text
-    in_progress: EditInProgress | None = None
-    past_edits: Sequence[PastEdit] = ()  # oldest first
-
-
-@dataclass(frozen=True)
-class RenderedPrompt:
-    """The model rewrites text[region_start:region_end] (whole lines, with their
-    newlines); `draft` is that region as it is now: the speculative draft, and what
-    the model should write when nothing needs to change."""
-
-    prompt: str
-    draft: str
-    region_start: int
-    region_end: int
 
 
 def escape(text: str) -> str:
@@ -198,16 +166,12 @@ def render(situation: Situation) -> RenderedPrompt | None:
         text, starts, first - REGION_LINES_ABOVE, last + REGION_LINES_BELOW
     )
     context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
-    below_end = _lines_span(
-        text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW
-    )[1]
+    below_end = _lines_span(text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW)[1]
     region_now = text[region_start:region_end]
     region_before = region_now
     if edit is not None:
         cut = edit.start - region_start
-        region_before = (
-            region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
-        )
+        region_before = region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
     prompt = "".join(
         (
             f"{FILE}{escape(situation.path)}\n",

@@ -1,0 +1,96 @@
+"""The model as a candidate source: render the situation in the configured format,
+rewrite the region (the region as the speculative draft; n candidates), parse each
+answer fail-closed, diff it into minimal edits, score it by the changed tokens."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from ..engines.api import Completion, Engine
+from .candidates import Candidate, Query
+from .confidence import confidence
+from .edits import minimal_edits
+from .filters import is_noise
+from .formats import Format, stop_strings
+from .formats.base import FinishReason
+from .situation import RenderedPrompt
+
+NAME = "model"
+EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
+MAX_TOKENS = 512  # the decode stays bounded whatever the region (~5-10 s at worst here)
+MAX_CANDIDATES = 6
+_REASONS: dict[str, FinishReason] = {
+    "eos": "eos",
+    "stop": "stop",
+    "length": "length",
+    "cancelled": "cancelled",
+}
+
+
+class ModelSource:
+    """`engine_getter` returns None while the model loads: then no candidates."""
+
+    name = NAME
+
+    def __init__(self, engine_getter: Callable[[], Engine | None], fmt: Format) -> None:
+        self._engine_getter = engine_getter
+        self.format = fmt
+
+    def prompt(self, query: Query) -> RenderedPrompt | None:
+        return self.format.render(query.situation)
+
+    def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
+        engine = self._engine_getter()
+        rendered = self.prompt(query)
+        if engine is None or rendered is None:
+            return []
+        stop = stop_strings(self.format, rendered)
+        draft_tokens = len(engine.tokenize(rendered.draft, special=True))
+        completion = engine.rewrite(
+            rendered.prompt,
+            rendered.draft,
+            min(MAX_TOKENS, draft_tokens + EXTRA_TOKENS),
+            stop=list(stop),
+            cancel=cancel,
+            n=max(1, min(query.n, MAX_CANDIDATES)),
+        )
+        body = rendered.draft
+        for marker in stop:
+            body = body.removesuffix(marker)
+        found = (
+            self._candidate(query, rendered, body, completion, i)
+            for i in range(len(completion.texts))
+        )
+        return [c for c in found if c is not None]
+
+    def _candidate(
+        self,
+        query: Query,
+        rendered: RenderedPrompt,
+        body: str,
+        completion: Completion,
+        index: int,
+    ) -> Candidate | None:
+        answer = completion.texts[index]
+        reasons = completion.finish_reasons
+        finish = _REASONS.get(reasons[index], "unknown") if index < len(reasons) else "unknown"
+        parsed = self.format.parse(answer, finish)
+        text = query.situation.text
+        region = text[rendered.region_start : rendered.region_end]
+        if parsed is None:
+            return None
+        if not region.endswith("\n"):  # the region ends the file without a newline
+            parsed = parsed.removesuffix("\n")
+        edits = minimal_edits(region, parsed, rendered.region_start)
+        if not edits or is_noise(region, parsed):
+            return None
+        logprobs = completion.logprobs[index] if index < len(completion.logprobs) else []
+        offsets = completion.text_offsets[index] if index < len(completion.text_offsets) else []
+        return Candidate(
+            edits,
+            confidence(body, answer, logprobs, offsets),
+            NAME,
+            self.format.name,
+            region=(rendered.region_start, rendered.region_end),
+        )

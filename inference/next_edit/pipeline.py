@@ -1,0 +1,68 @@
+"""The next-edit pipeline every caller shares (the language server, `shadowtab predict`,
+the evaluation): type-through first, then each source in order (propagation before the
+model), never-undo-the-user, kinds, ranking, abstention below `min_confidence`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .candidates import Candidate, CandidateSource, Kind, Query, kind_of, rank
+from .feedback import FeedbackCounts
+from .reversal import undoes_user
+from .typethrough import PredictionMemory
+
+DEFAULT_CANDIDATES = 3
+MAX_CANDIDATES = 6
+TYPE_THROUGH = "type-through"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    candidate: Candidate
+    kind: Kind
+
+
+@dataclass
+class NextEditPipeline:
+    sources: Sequence[CandidateSource]
+    min_confidence: float = 0.0
+    memory: PredictionMemory = field(default_factory=PredictionMemory)
+    feedback: FeedbackCounts = field(default_factory=FeedbackCounts)
+
+    def predict(self, query: Query, cancel: threading.Event | None = None) -> list[Suggestion]:
+        """Ranked suggestions, at most query.n (clamped to 1..MAX_CANDIDATES)."""
+        situation = query.situation
+        n = max(1, min(query.n, MAX_CANDIDATES))
+        path, text, cursor = situation.path, situation.text, situation.cursor
+        kept = self.memory.type_through(path, text, cursor)
+        if kept:
+            for candidate in kept:
+                self.feedback.add("typed_through", candidate.source, candidate.format)
+            return [Suggestion(c, "inline") for c in kept[:n]]
+        found = self.memory.recall(path, text, cursor)
+        if found is None:
+            found = self._ask(query, cancel)
+            self.memory.remember(path, text, cursor, found)
+        ranked = rank(found, text, n, self.min_confidence)
+        return [Suggestion(c, kind_of(c, situation)) for c in ranked]
+
+    def _ask(self, query: Query, cancel: threading.Event | None) -> list[Candidate]:
+        found: list[Candidate] = []
+        for source in self.sources:
+            if cancel is not None and cancel.is_set():
+                break
+            for candidate in source.candidates(query, cancel):
+                if not candidate.path and undoes_user(candidate.edits, query.situation):
+                    self.feedback.add("dropped_reversal", candidate.source, candidate.format)
+                else:
+                    found.append(candidate)
+        return found
+
+    def shown(self, query: Query, suggestions: Sequence[Suggestion]) -> None:
+        """The editor got these: count them, remember the ghost text for type-through."""
+        s = query.situation
+        self.memory.show(s.path, s.text, s.cursor, [x.candidate for x in suggestions])
+        for suggestion in suggestions:
+            self.feedback.add("shown", suggestion.candidate.source, suggestion.candidate.format)
