@@ -1,5 +1,6 @@
 """Every benchmark runs in reduced size and prints one JSON line with its figures (the
-full-size figures in the README come from the same scripts)."""
+next-edit evaluation: one line per mode and source); the full-size figures in the README
+come from the same scripts."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ REDUCED_RUNS = {
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),
     "kv_reuse.py": (["--quick"], None),
+    "next_edit_eval.py": (["--quick"], "precision"),
 }
+# Scripts that print one line per part measured, and how many.
+LINE_COUNTS = {"next_edit_eval.py": 5}  # typing x (ghost text, next edit) + next hunk x 3
 
 
 @pytest.mark.parametrize("script", sorted(REDUCED_RUNS))
@@ -36,9 +40,10 @@ def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> No
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stdout
-    figures = json.loads(lines[0])
-    assert isinstance(figures, dict) and figures
-    if expected_key is not None:
-        assert expected_key in figures, figures
-    record_property("benchmark_line", lines[0])  # printed at the end of the run
+    assert len(lines) == LINE_COUNTS.get(script, 1), result.stdout
+    for line in lines:
+        figures = json.loads(line)
+        assert isinstance(figures, dict) and figures
+        if expected_key is not None:
+            assert expected_key in figures, figures
+        record_property("benchmark_line", line)  # printed at the end of the run
