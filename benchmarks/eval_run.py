@@ -189,12 +189,7 @@ class CaseRunner:
         labelled = [s for s in server.suggestions if s.source == "propagation"]
         if labelled:
             return Observation(labelled, server.seconds, None)
-        started = time.perf_counter()
-        edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
-        found = propagate(edit, {case.path: case.current}, max_candidates=3)
-        seconds = time.perf_counter() - started
-        judged = [_judged(case, c.start, c.end, c.new_text, c.confidence, c.source) for c in found]
-        return Observation(judged, seconds, None, direct=True)
+        return propagation_observation(case)
 
     async def _timed(
         self, method: str, params: Any
@@ -221,6 +216,16 @@ class CaseRunner:
             self.client.notify("exit", None)
         except (TimeoutError, ConnectionError):
             pass
+
+
+def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
+    """Propagation called in-process on the case's completed edit (the first hunk)."""
+    started = time.perf_counter()
+    edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
+    found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates)
+    seconds = time.perf_counter() - started
+    judged = [_judged(case, c.start, c.end, c.new_text, c.confidence, c.source) for c in found]
+    return Observation(judged, seconds, None, direct=True)
 
 
 def _judged(

@@ -23,6 +23,7 @@ counted too).
 Propagation (inference/next_edit/propagation.py) is scored in next-hunk mode: from the
 server's next edits when they carry `source: "propagation"`, else by calling it directly
 on the completed first hunk (it is not in the server's predictor yet).
+`--propagation-only` scores it alone, without server or model, on many cases quickly.
 
 Prints one JSON line per variant, mode and source; with --min-confidence-sweep also one
 line per source with suggestions that carry a confidence: precision and recall at each
@@ -43,7 +44,7 @@ from typing import Any
 from corpus_split import SPLITS, records
 from eval_cases import MODES, cases
 from eval_report import Observation, mode_lines, sweep_line
-from eval_run import CaseRunner, Pauses, Variant, start_hub, variants
+from eval_run import CaseRunner, Pauses, Variant, propagation_observation, start_hub, variants
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 QUICK_CASES = 2
@@ -59,6 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick", action="store_true", help=f"{QUICK_CASES} cases per mode, short pauses (CI)"
     )
     parser.add_argument("--min-confidence-sweep", action="store_true")
+    parser.add_argument(
+        "--propagation-only",
+        action="store_true",
+        help="next-hunk mode, propagation only, no server or model (milliseconds a case)",
+    )
     parser.add_argument("--open-pause", type=float, default=2.0, help="seconds after didOpen")
     parser.add_argument("--type-pause", type=float, default=0.3, help="seconds before asking")
     parser.add_argument("--keystroke", type=float, default=0.02, help="seconds between keys")
@@ -106,8 +112,23 @@ async def evaluate(
     return lines
 
 
+def evaluate_propagation(args: argparse.Namespace) -> list[dict[str, Any]]:
+    found = [
+        propagation_observation(case)
+        for case in cases(records(args.corpus, args.split), "next_hunk", args.cases)
+    ]
+    header = {"split": args.split, "model": None, "adapter": None, "format": None}
+    lines = mode_lines("next_hunk", {"propagation": found}, header)
+    sweep = sweep_line("next_hunk", "propagation", found, header)
+    return lines + ([sweep] if sweep is not None and args.min_confidence_sweep else [])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.propagation_only:
+        for line in evaluate_propagation(args):
+            print(json.dumps(line))
+        return 0
     try:
         chosen = variants(args.model, args.adapter, args.format, args.threads)
     except ValueError as exc:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .edit_intent import Intent, intent_of, is_import_line
 from .lexing import BlockState, Kind, Language, Region, Token, tokens
 
 MAX_LINE_CHARS = 1000  # an edit on a longer line (minified code, data) is not propagated
@@ -42,11 +43,7 @@ class Replacement:
     region: Region
     old_tokens: tuple[tuple[Kind, str], ...]
     context: Neighbours
-
-    @property
-    def is_rename(self) -> bool:
-        """One name replaced by another."""
-        return len(self.old_tokens) == 1 and self.old_tokens[0][0] is Kind.NAME
+    intent: Intent
 
     @property
     def member(self) -> bool:
@@ -81,6 +78,8 @@ def find_replacement(
         return None
     old_line = tokens(before, language, line_start, line_end)
     new_line = tokens(after, language, line_start, _line_end(after, new_end))
+    if is_import_line(old_line):
+        return None  # an import list names each thing once
     region = _edit_region(after, line_start, start, old_end, new_end, old_line, new_line, language)
     if region != "code":
         old_line, new_line = (
@@ -95,7 +94,8 @@ def find_replacement(
     first, last = span  # before[first:last] is the old sequence
     old, new = before[first:last], after[first : last + delta]
     old_tokens = _token_key(old_line, first, last)
-    if old_tokens == _token_key(new_line, first, last + delta):
+    new_tokens = _token_key(new_line, first, last + delta)
+    if old_tokens == new_tokens:
         return None  # whitespace only
     return Replacement(
         old=old,
@@ -106,6 +106,7 @@ def find_replacement(
         region=region,
         old_tokens=old_tokens,
         context=_neighbours(old_line, first, last),
+        intent=intent_of(before, region, old_tokens, new_tokens, old_line, first, last),
     )
 
 
@@ -212,6 +213,11 @@ def _anchored_span(old_line: Sequence[Token], first: int, last: int) -> tuple[in
     neighbouring tokens until it holds one."""
     if first != last and _anchored(old_line, first, last):
         return first, last
+    if first == last and old_line and not any(t.start >= last for t in old_line):
+        # An insertion at the end of the line: only the whole line says where the same
+        # insertion belongs (`x = f(a)` + `  # type: ignore`, not after every `f(a)`).
+        whole = old_line[0].start, last
+        return whole if _anchored(old_line, *whole) else None
     group = _enclosing_group(old_line, first, last)
     if group is not None and _anchored(old_line, *group):
         return group

@@ -135,10 +135,10 @@ def test_nothing_to_repeat() -> None:
 
 
 def test_places_already_changed_and_overlapping_occurrences_are_skipped() -> None:
-    before = "y = base\nz = base + 1\nw = base\n"
-    edit, after = edit_once("a.py", before, "y = base", "y = base + 1")
+    before = "a = compute(x)\nb = cached(compute(x))\nc = compute(x)\n"
+    edit, after = edit_once("a.py", before, "a = compute(x)", "a = cached(compute(x))")
     found = propagate(edit, {"a.py": after})
-    assert [c.line for c in found] == [2]  # line 1 already reads `base + 1`
+    assert [c.line for c in found] == [2]  # line 1 reads `cached(compute(x))` already
     before = "aa.aa.aa\n"
     edit, after = edit_once("b.py", "aa = 0\n" + before, "aa = 0", "bb = 0")
     found = propagate(edit, {"b.py": after})
@@ -148,3 +148,30 @@ def test_places_already_changed_and_overlapping_occurrences_are_skipped() -> Non
 def test_an_inconsistent_edit_is_refused() -> None:
     edit = CompletedEdit("a.py", "abc", "abd", 2, 9, 3)
     assert propagate(edit, {"a.py": "abd"}) == []
+
+
+def test_a_renamed_definition_is_surer_than_a_changed_use_or_value() -> None:
+    before = "def load(path):\n    return path\n\nload(p)\nload(q)\n"
+    edit, after = edit_once("a.py", before, "def load(", "def fetch(")
+    definition = propagate(edit, {"a.py": after})
+    edit, after = edit_once("a.py", before, "load(p)", "fetch(p)")
+    use = propagate(edit, {"a.py": after})
+    assert [c.line for c in definition] == [3, 4] and [c.line for c in use] == [4, 0]
+    assert min(c.confidence for c in definition) > max(c.confidence for c in use)
+    before = "x = dict[str, int]\ny: dict[str, str]\nfrom t import Mapping\n"
+    edit, after = edit_once("b.py", before, "x = dict", "x = Mapping")  # an existing name
+    swapped = propagate(edit, {"b.py": after})
+    edit, after = edit_once("c.py", "a = True\nb = True\n", "a = True", "a = None")
+    value = propagate(edit, {"c.py": after})
+    assert swapped and value
+    assert max(c.confidence for c in swapped + value) < min(c.confidence for c in definition)
+
+
+def test_import_lists_and_line_end_insertions_stay_where_they_were() -> None:
+    before = "from m import alpha\n\nalpha()\nalpha()\n"
+    edit, after = edit_once("a.py", before, "import alpha", "import alpha, beta")
+    assert propagate(edit, {"a.py": after}) == []
+    before = "value = get(key)\nother = get(key)\nvalue = get(key)\n"
+    edit, after = edit_once("b.py", before, "value = get(key)", "value = get(key)  # type: ignore")
+    found = propagate(edit, {"b.py": after})
+    assert [(c.line, c.new_text) for c in found] == [(2, "  # type: ignore")]
