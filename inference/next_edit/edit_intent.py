@@ -7,7 +7,6 @@ most of propagation's wrong suggestions).
 from __future__ import annotations
 
 import keyword
-import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -71,7 +70,7 @@ def intent_of(
     old, new = old_tokens[0][1], new_tokens[0][1]
     if keyword.iskeyword(old) or keyword.iskeyword(new):
         return "swap"  # True -> None, and -> or: a value or an operator, not a name
-    if re.search(rf"(?<!\w){re.escape(new)}(?!\w)", before):
+    if _occurs_as_word(before, new):
         return "swap"  # the new name exists already: this use now means another thing
     return "rename_definition" if _defines(line, first, last) else "rename_use"
 
@@ -87,6 +86,27 @@ def _sequence_intent(
     if shorter[prefix:] == longer[len(longer) - len(shorter) + prefix :]:
         return "insertion" if len(new_tokens) > len(old_tokens) else "deletion"
     return "replacement"
+
+
+def _occurs_as_word(text: str, word: str, max_checks: int = 64) -> bool:
+    """Whether `word` occurs in `text` as a whole word: str.find (C speed; a regex with
+    look-arounds took 0.8 s on a 10 MB file), at most `max_checks` occurrences looked
+    at (after that many inside longer words, it is taken as present)."""
+    at = text.find(word)
+    for _ in range(max_checks):
+        if at == -1:
+            return False
+        end = at + len(word)
+        if not (at and _is_word_char(text[at - 1])) and not (
+            end < len(text) and _is_word_char(text[end])
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return at != -1
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _one_name(sequence: Sequence[tuple[Kind, str]]) -> bool:

@@ -11,8 +11,11 @@ a lex of one line.
     for candidate in propagate(edit, {"a.py": after, "b.py": other_text}):
         ...  # candidate.path, .start, .end, .new_text, .line, .confidence
 
-A predictor plugs it in as a candidate source ahead of the model:
-`propagate(edit, open_texts, max_candidates=n)`.
+A predictor plugs it in as a candidate source ahead of the model, from the last
+completed history event:
+
+    edit = CompletedEdit.from_event(path, text, event.offset, event.old_text, event.new_text)
+    candidates = propagate(edit, open_texts, max_candidates=n)
 """
 
 from __future__ import annotations
@@ -62,8 +65,21 @@ class CompletedEdit:
             return None
         limit = min(len(before), len(after))
         start = _common_prefix(before, after, limit)
-        tail = _common_prefix(before[::-1], after[::-1], limit - start)
+        tail = _common_suffix(before, after, limit - start)
         return cls(path, before, after, start, len(before) - tail, len(after) - tail)
+
+    @classmethod
+    def from_event(
+        cls, path: str, text_now: str, offset: int, old_text: str, new_text: str
+    ) -> CompletedEdit | None:
+        """The edit of one history event (text_now[offset:offset + len(new_text)] was
+        old_text), as the shadow workspace records it; None when it changed nothing or
+        does not fit the text."""
+        end = offset + len(new_text)
+        if old_text == new_text or text_now[offset:end] != new_text:
+            return None
+        before = text_now[:offset] + old_text + text_now[end:]
+        return cls(path, before, text_now, offset, offset + len(old_text), end)
 
     def is_consistent(self) -> bool:
         return (
@@ -97,13 +113,14 @@ def propagate(
     if edit is None or not edit.is_consistent() or max_candidates <= 0:
         return []
     language = language_for(edit.path)
+    blocks = BlockState(edit.after, language)  # one scan of the edited file, shared
     replacement = find_replacement(
-        edit.before, edit.after, edit.start, edit.old_end, edit.new_end, language
+        edit.before, edit.after, edit.start, edit.old_end, edit.new_end, language, blocks
     )
     if replacement is None:
         return []
     search = _Search(replacement, language, max_candidates, max_examined)
-    search.in_edited_file(edit.path, edit.after)
+    search.in_edited_file(edit.path, edit.after, blocks)
     for path, text in open_texts.items():
         if path != edit.path and language_for(path) == language:
             search.in_other_file(path, text)
@@ -123,13 +140,14 @@ class _Search:
     def done(self) -> bool:
         return len(self.found) >= self.max_found or self.budget <= 0
 
-    def in_edited_file(self, path: str, text: str) -> None:
+    def in_edited_file(self, path: str, text: str, blocks: BlockState) -> None:
         site = self.replacement.site_start, self.replacement.site_start + len(self.replacement.new)
         hits = _nearest_first(text, self.replacement.old, site)
-        self._scan(path, text, hits, site, 0.0)
+        self._scan(path, text, hits, site, 0.0, blocks)
 
     def in_other_file(self, path: str, text: str) -> None:
-        self._scan(path, text, _top_down(text, self.replacement.old), None, OTHER_FILE_PENALTY)
+        hits = _top_down(text, self.replacement.old)
+        self._scan(path, text, hits, None, OTHER_FILE_PENALTY, BlockState(text, self.language))
 
     def _scan(
         self,
@@ -138,8 +156,9 @@ class _Search:
         hits: Iterator[int],
         site: tuple[int, int] | None,
         penalty: float,
+        blocks: BlockState,
     ) -> None:
-        blocks, lines = BlockState(text, self.language), RunningCount(text, "\n")
+        lines = RunningCount(text, "\n")
         taken: list[tuple[int, int]] = [site] if site is not None else []
         for hit in hits:
             if self.done():
@@ -196,6 +215,18 @@ def _top_down(text: str, needle: str) -> Iterator[int]:
     while hit != -1:
         yield hit
         hit = text.find(needle, hit + 1)
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix of a and b, at most `limit` (as _common_prefix)."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _common_prefix(a: str, b: str, limit: int) -> int:

@@ -66,7 +66,13 @@ class Replacement:
 
 
 def find_replacement(
-    before: str, after: str, start: int, old_end: int, new_end: int, language: Language
+    before: str,
+    after: str,
+    start: int,
+    old_end: int,
+    new_end: int,
+    language: Language,
+    blocks: BlockState | None = None,
 ) -> Replacement | None:
     """The token-level replacement of before[start:old_end] by after[start:new_end];
     None when it is not one to repeat (several lines, whitespace only, no anchor)."""
@@ -80,7 +86,8 @@ def find_replacement(
     new_line = tokens(after, language, line_start, _line_end(after, new_end))
     if is_import_line(old_line):
         return None  # an import list names each thing once
-    region = _edit_region(after, line_start, start, old_end, new_end, old_line, new_line, language)
+    blocks = blocks or BlockState(after, language)
+    region = _edit_region(blocks, line_start, start, old_end, new_end, old_line, new_line)
     if region != "code":
         old_line, new_line = (
             _words(before, line_start, line_end),
@@ -143,18 +150,17 @@ def _line_end(text: str, offset: int) -> int:
 
 
 def _edit_region(
-    after: str,
+    blocks: BlockState,
     line_start: int,
     start: int,
     old_end: int,
     new_end: int,
     old_line: Sequence[Token],
     new_line: Sequence[Token],
-    language: Language,
 ) -> Region:
     """Where the edit happened: "string"/"comment" when the changed characters lie
     inside one such token (its delimiters kept), else "code"."""
-    block = BlockState(after, language).region_at(line_start)
+    block = blocks.region_at(line_start)
     if block != "code":
         return block
     inside_old = _inside(old_line, start, old_end)

@@ -175,3 +175,26 @@ def test_import_lists_and_line_end_insertions_stay_where_they_were() -> None:
     edit, after = edit_once("b.py", before, "value = get(key)", "value = get(key)  # type: ignore")
     found = propagate(edit, {"b.py": after})
     assert [(c.line, c.new_text) for c in found] == [(2, "  # type: ignore")]
+
+
+def test_an_edit_from_a_history_event() -> None:
+    now = "def area(width):\n    return width * width\n"
+    edit = CompletedEdit.from_event("a.py", now, 9, "size", "width")
+    assert edit is not None and edit.before == now.replace("width", "size", 1)
+    assert [c.line for c in propagate(edit, {"a.py": now})] == []  # nothing named size left
+    before = "def area(size):\n    return size * size\n"
+    after = before.replace("size", "width", 1)
+    edit = CompletedEdit.from_event("a.py", after, 9, "size", "width")
+    assert [c.new_text for c in propagate(edit, {"a.py": after})] == ["width", "width"]
+    assert CompletedEdit.from_event("a.py", after, 9, "size", "other") is None
+    assert CompletedEdit.from_event("a.py", after, 9, "width", "width") is None
+
+
+def test_a_ten_megabyte_file_stays_fast() -> None:
+    line = 'result = compute_total(items, factor)  # "quoted" text\n'
+    before = line * 190_000 + "def compute_total(items, factor):\n    pass\n" + line * 100
+    edit, after = edit_once("big.py", before, "def compute_total(", "def compute_sum(")
+    started = time.perf_counter()
+    found = propagate(edit, {"big.py": after}, max_candidates=5)
+    assert time.perf_counter() - started < 1.0  # ~50 ms unloaded: a few C-speed scans
+    assert sorted(c.line for c in found) == [189_998, 189_999, 190_002, 190_003, 190_004]
