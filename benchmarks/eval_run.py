@@ -71,23 +71,23 @@ def _field(names: set[str], candidates: tuple[str, ...], what: str) -> str:
 
 
 async def start_hub(
-    variant: Variant, scratch: Path, data_dir: Path
+    variant: Variant, scratch: Path, data_dir: Path, predictor: Any = None
 ) -> tuple[Any, LspClient, dict[str, Any]]:
-    """The Hub with the model loaded, one initialized session, and what it runs."""
+    """The Hub with the model loaded, one initialized session, and what it runs.
+    `predictor`: a stand-in instead of the model (the harness's own tests)."""
     from shadowtab.inference import EngineOptions
     from shadowtab.lsp.hub import Hub, HubOptions
     from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
-    engine = EngineOptions(**variant.options, data_dir=data_dir)
-    state = scratch / "state"
-    hub = Hub(
-        HubOptions(state_dir=state, data_dir=data_dir, engine=engine, linters=dict(DEFAULT_LINTERS))
-    )
+    options = {**variant.options, "kind": "off"} if predictor is not None else variant.options
+    engine = EngineOptions(**options, data_dir=data_dir)
+    linters = dict(DEFAULT_LINTERS)
+    hub = Hub(HubOptions(scratch / "state", data_dir, engine, linters=linters, predictor=predictor))
     await hub.start()
     deadline = time.monotonic() + LOAD_TIMEOUT_S
     while hub.engine_host.state == "loading" and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
-    if hub.engine_host.state != "ready":
+    if hub.engine_host.state not in ("ready", "off"):
         await hub.close()
         raise RuntimeError(f"the model did not load: {hub.engine_host.error}")
     root = scratch / "root"
@@ -97,11 +97,10 @@ async def start_hub(
     client.notify("initialized", {})
     loaded = hub.engine_host.get_engine()
     model = Path(str(loaded.stats().get("model", "?") if loaded else "?")).name
-    predictor = hub.predictor
     described = {
         "model": model,
         "adapter": variant.adapter,
-        "format": variant.format or getattr(predictor, "format_name", None) or BUILTIN_FORMAT,
+        "format": variant.format or getattr(hub.predictor, "format_name", None) or BUILTIN_FORMAT,
     }
     return hub, client, described
 

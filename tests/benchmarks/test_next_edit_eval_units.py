@@ -98,3 +98,34 @@ def test_lines_and_the_confidence_sweep() -> None:
     sweep = sweep_line("typing", "next_edit", found, {})
     assert sweep is not None and sweep["threshold_for_precision_0.8"] == 0.45
     assert sweep_line("typing", "ghost_text", [observation((True, None))], {}) is None
+
+
+async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
+    """Through the real server with a stand-in predictor that offers the case's own
+    answer: ghost text and next edit are then correct and exact."""
+    from eval_run import CaseRunner, Pauses, start_hub, variants
+    from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
+
+    case = eval_cases.typing_case(RECORD)
+    assert case is not None
+    done = case.exact_texts[0]
+    rest_of_line = done[case.cursor : done.index("\n", case.cursor)]
+    predictor = FixedPredictor(inline_texts=[rest_of_line])
+    tail = 0
+    while case.current[len(case.current) - 1 - tail] == done[len(done) - 1 - tail]:
+        tail += 1
+    line_start = case.current.rfind("\n", 0, case.cursor) + 1
+    predictor.edits = [
+        EditCandidate(line_start, len(case.current) - tail, done[line_start : len(done) - tail])
+    ]
+    variant = variants(None, None, None, 1)[0]
+    hub, client, _ = await start_hub(variant, tmp_path, tmp_path / "data", predictor)
+    runner = CaseRunner(hub, client, tmp_path / "root", Pauses(0.05, 0.05, 0.0))
+    try:
+        observed = await runner.run(case)
+    finally:
+        await runner.close()
+        await hub.close()
+    assert observed["ghost_text"].suggestions[0].verdict.correct
+    assert observed["next_edit"].suggestions[0].verdict.exact
+    assert observed["ghost_text"].error is None and observed["next_edit"].error is None
