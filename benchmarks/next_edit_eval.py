@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -46,7 +47,11 @@ from eval_cases import MODES, cases
 from eval_report import Observation, mode_lines, sweep_line
 from eval_run import CaseRunner, Pauses, Variant, propagation_observation, start_hub, variants
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+# The corpora live beside the checkout (../shared/corpus), or where this variable says.
+CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
+DEFAULT_CORPUS = Path(
+    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
+)
 QUICK_CASES = 2
 
 
@@ -125,6 +130,12 @@ def evaluate_propagation(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if not args.corpus.is_dir():
+        print(
+            f"next_edit_eval: no corpus at {args.corpus} (--corpus or ${CORPUS_VARIABLE})",
+            file=sys.stderr,
+        )
+        return 2
     if args.propagation_only:
         for line in evaluate_propagation(args):
             print(json.dumps(line))
