@@ -82,7 +82,9 @@ async def start_hub(
     options = {**variant.options, "kind": "off"} if predictor is not None else variant.options
     engine = EngineOptions(**options, data_dir=data_dir)
     linters = dict(DEFAULT_LINTERS)
-    hub = Hub(HubOptions(scratch / "state", data_dir, engine, linters=linters, predictor=predictor))
+    hub = Hub(
+        HubOptions(state_dir=scratch / "state", engine=engine, linters=linters, predictor=predictor)
+    )
     await hub.start()
     deadline = time.monotonic() + LOAD_TIMEOUT_S
     while hub.engine_host.state == "loading" and time.monotonic() < deadline:
