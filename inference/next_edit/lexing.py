@@ -177,8 +177,10 @@ class BlockState:
     it; that is the price of not lexing the whole file)."""
 
     def __init__(self, text: str, language: Language) -> None:
-        pairs = [(o, c, "string") for o, c in language.block_strings]
-        pairs += [(o, c, "comment") for o, c in language.block_comments]
+        string: Region = "string"
+        comment: Region = "comment"
+        pairs = [(o, c, string) for o, c in language.block_strings]
+        pairs += [(o, c, comment) for o, c in language.block_comments]
         self._pairs = [
             (RunningCount(text, opener), RunningCount(text, closer), opener == closer, region)
             for opener, closer, region in pairs
@@ -189,5 +191,5 @@ class BlockState:
             count = opened.before(offset)
             inside = count % 2 == 1 if same else count > closed.before(offset)
             if inside:
-                return region  # type: ignore[return-value]
+                return region
         return "code"
