@@ -1,9 +1,11 @@
 """Every benchmark runs in reduced size and prints one JSON line with its figures (the
-full-size figures in the README come from the same scripts)."""
+next-edit evaluation: one line per mode and source); the full-size figures in the README
+come from the same scripts."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +28,23 @@ REDUCED_RUNS = {
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
+    "next_edit_eval.py": (["--quick"], "precision"),
 }
+# Scripts that print one line per part measured, and how many.
+LINE_COUNTS = {"next_edit_eval.py": 5}  # typing x (ghost text, next edit) + next hunk x 3
+
+
+def edit_corpus() -> Path:
+    """Where next_edit_eval.py looks for the corpora (see its CORPUS_VARIABLE)."""
+    default = BENCHMARKS.parents[1] / "shared" / "corpus"
+    return Path(os.environ.get("SHADOWTAB_EDIT_CORPUS", default))
 
 
 @pytest.mark.parametrize("script", sorted(REDUCED_RUNS))
 def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> None:
     args, expected_key = REDUCED_RUNS[script]
+    if script == "next_edit_eval.py" and not edit_corpus().is_dir():
+        pytest.skip(f"no edit corpus at {edit_corpus()}")
     result = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *args],
         capture_output=True,
@@ -40,9 +53,10 @@ def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> No
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stdout
-    figures = json.loads(lines[0])
-    assert isinstance(figures, dict) and figures
-    if expected_key is not None:
-        assert expected_key in figures, figures
-    record_property("benchmark_line", lines[0])  # printed at the end of the run
+    assert len(lines) == LINE_COUNTS.get(script, 1), result.stdout
+    for line in lines:
+        figures = json.loads(line)
+        assert isinstance(figures, dict) and figures
+        if expected_key is not None:
+            assert expected_key in figures, figures
+        record_property("benchmark_line", line)  # printed at the end of the run

@@ -1,0 +1,49 @@
+"""Is a suggestion a step toward the commit? Insert/delete (Indel) distance on
+characters: a suggestion is correct when the text it produces lies on a shortest
+insert/delete path from the current text to the commit's, i.e.
+d(current, applied) + d(applied, target) == d(current, target), and it changes
+something; the characters it saves are the distance it closes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Indel
+
+
+@dataclass(frozen=True)
+class Verdict:
+    correct: bool
+    exact: bool
+    chars_saved: int  # distance to the commit's text closed (0 unless correct)
+
+
+def apply_edit(text: str, start: int, end: int, new_text: str) -> str:
+    return text[:start] + new_text + text[end:]
+
+
+def judge(current: str, applied: str, target: str, exact_texts: Sequence[str]) -> Verdict:
+    """`exact_texts`: the texts that count as reaching the commit's text in this mode
+    (the hunk finished; one more hunk done)."""
+    a, b, c = _trim_common(current, applied, target)
+    step = Indel.distance(a, b)
+    remaining = Indel.distance(b, c)
+    before = Indel.distance(a, c)
+    correct = step > 0 and step + remaining == before
+    return Verdict(
+        correct, correct and applied in exact_texts, before - remaining if correct else 0
+    )
+
+
+def _trim_common(*texts: str) -> tuple[str, ...]:
+    """The texts without the prefix and suffix they all share: distances unchanged,
+    the work proportional to what differs, not to the file."""
+    shortest = min(len(t) for t in texts)
+    prefix = 0
+    while prefix < shortest and len({t[prefix] for t in texts}) == 1:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and len({t[len(t) - 1 - suffix] for t in texts}) == 1:
+        suffix += 1
+    return tuple(t[prefix : len(t) - suffix] for t in texts)

@@ -1,0 +1,246 @@
+"""Runs evaluation cases against the real server: the Hub (engine, predictor, shadow
+workspace, lint gate) built as `shadowtab lsp --standalone` builds it, one LSP session,
+and per case the editor's open / edit / pause / ask sequence."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edit_scoring import apply_edit, judge
+from eval_cases import Case
+from eval_lsp import LspClient, change_params, connect, initialize_params, offset_of, position
+from eval_report import Observation, Suggestion
+from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
+
+LOAD_TIMEOUT_S = 600
+# Names the engine/predictor options may give an adapter and a prompt format. None of
+# them exists in this build yet: the flags then refuse anything but their defaults.
+ADAPTER_FIELDS = ("adapter_path", "lora_path", "adapter")
+FORMAT_FIELDS = ("next_edit_format", "prompt_format", "format")
+BUILTIN_FORMAT = "builtin"  # inference/prompts.py's layout, the predictor's only one now
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One model configuration to evaluate: EngineOptions fields to set."""
+
+    options: dict[str, Any]
+    adapter: str | None
+    format: str | None
+
+
+@dataclass(frozen=True)
+class Pauses:
+    after_open_s: float
+    before_ask_s: float
+    keystroke_s: float
+
+
+def variants(
+    model: str | None, adapters: list[str] | None, formats: list[str] | None, threads: int
+) -> list[Variant]:
+    """Every adapter x format asked for, each on the same cases (side by side)."""
+    from shadowtab.inference import EngineOptions
+
+    names = {f.name for f in dataclasses.fields(EngineOptions)}
+    chosen = []
+    no_choice: list[str | None] = [None]
+    for adapter in adapters or no_choice:
+        for fmt in formats or no_choice:
+            options: dict[str, Any] = {"kind": "llama.cpp", "n_threads": threads}
+            if model:
+                options["model_path"] = model
+            if adapter not in (None, "none"):
+                options[_field(names, ADAPTER_FIELDS, "an adapter")] = adapter
+            if fmt not in (None, BUILTIN_FORMAT):
+                options[_field(names, FORMAT_FIELDS, "a prompt format")] = fmt
+            chosen.append(Variant(options, None if adapter == "none" else adapter, fmt))
+    return chosen
+
+
+def _field(names: set[str], candidates: tuple[str, ...], what: str) -> str:
+    for name in candidates:
+        if name in names:
+            return name
+    raise ValueError(f"this build's engine options take no {what} (none of {candidates})")
+
+
+async def start_hub(
+    variant: Variant, scratch: Path, data_dir: Path, predictor: Any = None
+) -> tuple[Any, LspClient, dict[str, Any]]:
+    """The Hub with the model loaded, one initialized session, and what it runs.
+    `predictor`: a stand-in instead of the model (the harness's own tests)."""
+    from shadowtab.inference import EngineOptions
+    from shadowtab.lsp.hub import Hub, HubOptions
+    from shadowtab.shadow_workspace import DEFAULT_LINTERS
+
+    options = {**variant.options, "kind": "off"} if predictor is not None else variant.options
+    engine = EngineOptions(**options, data_dir=data_dir)
+    linters = dict(DEFAULT_LINTERS)
+    hub = Hub(
+        HubOptions(state_dir=scratch / "state", engine=engine, linters=linters, predictor=predictor)
+    )
+    await hub.start()
+    deadline = time.monotonic() + LOAD_TIMEOUT_S
+    while hub.engine_host.state == "loading" and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    if hub.engine_host.state not in ("ready", "off"):
+        await hub.close()
+        raise RuntimeError(f"the model did not load: {hub.engine_host.error}")
+    root = scratch / "root"
+    (root / ".git").mkdir(parents=True)
+    client, _ = await connect(hub)
+    await client.call("initialize", initialize_params(root.as_uri()))
+    client.notify("initialized", {})
+    loaded = hub.engine_host.get_engine()
+    model = Path(str(loaded.stats().get("model", "?") if loaded else "?")).name
+    described = {
+        "model": model,
+        "adapter": variant.adapter,
+        "format": variant.format or getattr(hub.predictor, "format_name", None) or BUILTIN_FORMAT,
+    }
+    return hub, client, described
+
+
+class CaseRunner:
+    def __init__(self, hub: Any, client: LspClient, root: Path, pauses: Pauses) -> None:
+        self.hub, self.client, self.root, self.pauses = hub, client, root, pauses
+        self.count = 0
+
+    async def run(self, case: Case) -> dict[str, Observation]:
+        self.count += 1
+        path = self.root / f"case{self.count}" / case.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(case.opened, encoding="utf-8")
+        uri = path.as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
+        self.client.notify("textDocument/didOpen", {"textDocument": document})
+        await asyncio.sleep(self.pauses.after_open_s)
+        version = await self._type(uri, case)
+        await asyncio.sleep(self.pauses.before_ask_s)
+        observed = {
+            "ghost_text": await self._inline(uri, case),
+            "next_edit": await self._next_edit(uri, version, case),
+        }
+        if case.mode == "next_hunk":
+            observed["propagation"] = self._propagation(case, observed["next_edit"])
+        self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        return observed
+
+    async def _type(self, uri: str, case: Case) -> int:
+        text, version = case.opened, 1
+        for step in case.steps:
+            version += 1
+            self.client.notify("textDocument/didChange", change_params(uri, version, text, step))
+            text = apply_edit(text, step.start, step.end, step.new_text)
+            await asyncio.sleep(self.pauses.keystroke_s)
+        assert text == case.current, "the case's steps do not produce its text"
+        return version
+
+    async def _inline(self, uri: str, case: Case) -> Observation:
+        params = {
+            "context": {"triggerKind": 1},
+            "textDocument": {"uri": uri},
+            "position": position(case.current, case.cursor),
+        }
+        reply, seconds, reuse = await self._timed("textDocument/inlineCompletion", params)
+        result = reply.get("result")
+        items = result.get("items", []) if isinstance(result, dict) else result or []
+        found = []
+        for item in items:
+            text = item.get("insertText")
+            if not isinstance(text, str):
+                continue
+            start = end = case.cursor
+            if isinstance(item.get("range"), dict):
+                start = offset_of(case.current, item["range"]["start"])
+                end = offset_of(case.current, item["range"]["end"])
+            found.append(_judged(case, start, end, text, item.get("confidence")))
+        return Observation(found, seconds, reuse, error=_error(reply))
+
+    async def _next_edit(self, uri: str, version: int, case: Case) -> Observation:
+        params = {
+            "textDocument": {"uri": uri, "version": version},
+            "position": position(case.current, case.cursor),
+        }
+        reply, seconds, reuse = await self._timed("shadowtab/nextEdit", params)
+        result = reply.get("result")
+        edits = result.get("edits", []) if isinstance(result, dict) else []
+        found = [
+            _judged(
+                case,
+                offset_of(case.current, e["range"]["start"]),
+                offset_of(case.current, e["range"]["end"]),
+                e.get("text", ""),
+                e.get("confidence"),
+                e.get("source"),
+            )
+            for e in edits
+            if e.get("textDocument", {}).get("uri", uri) == uri
+        ]
+        return Observation(found, seconds, reuse, error=_error(reply))
+
+    def _propagation(self, case: Case, server: Observation) -> Observation:
+        """Propagation's candidates: the server's, when it labels them; else direct."""
+        labelled = [s for s in server.suggestions if s.source == "propagation"]
+        if labelled:
+            return Observation(labelled, server.seconds, None)
+        return propagation_observation(case)
+
+    async def _timed(
+        self, method: str, params: Any
+    ) -> tuple[dict[str, Any], float, tuple[int, int]]:
+        before = self._totals()
+        started = time.perf_counter()
+        reply = await self.client.call(method, params)
+        seconds = time.perf_counter() - started
+        after = self._totals()
+        reuse = (
+            int(after.get("prompt_tokens", 0) - before.get("prompt_tokens", 0)),
+            int(after.get("reused_prompt_tokens", 0) - before.get("reused_prompt_tokens", 0)),
+        )
+        return reply, seconds, reuse
+
+    def _totals(self) -> dict[str, float]:
+        engine = self.hub.engine_host.get_engine()
+        totals = engine.stats().get("totals", {}) if engine is not None else {}
+        return dict(totals)
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.call("shutdown", None), 10)
+            self.client.notify("exit", None)
+        except (TimeoutError, ConnectionError):
+            pass
+
+
+def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
+    """Propagation called in-process on the case's completed edit (the first hunk)."""
+    started = time.perf_counter()
+    edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
+    found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates)
+    seconds = time.perf_counter() - started
+    judged = [_judged(case, c.start, c.end, c.new_text, c.confidence, c.source) for c in found]
+    return Observation(judged, seconds, None, direct=True)
+
+
+def _judged(
+    case: Case, start: int, end: int, text: str, confidence: Any, source: Any = None
+) -> Suggestion:
+    applied = apply_edit(case.current, start, end, text)
+    verdict = judge(case.current, applied, case.target, case.exact_texts)
+    return Suggestion(
+        verdict=verdict,
+        confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        source=source if isinstance(source, str) else None,
+    )
+
+
+def _error(reply: dict[str, Any]) -> str | None:
+    error = reply.get("error")
+    return str(error.get("message", error)) if isinstance(error, dict) else None

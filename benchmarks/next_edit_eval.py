@@ -1,0 +1,157 @@
+"""Next-edit evaluation on real commits: replays edits from the corpus through the real
+language server, as an editor would, and scores what it suggests against the commits.
+
+    python benchmarks/next_edit_eval.py [--corpus DIR] [--split heldout|dev|train]
+        [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
+        [--adapter PATH|none ...] [--format NAME ...]
+
+Modes (benchmarks/eval_cases.py): `typing` (the old text of a hunk's changed stretch
+deleted, the first part of the new text typed, cut at a pause; predict the rest) and
+`next_hunk` (the first hunk done; predict the others). Per case the editor opens the
+file, pauses (--open-pause), sends the edit as didChange events (one per keystroke in
+typing mode), pauses (--type-pause), then asks textDocument/inlineCompletion and
+shadowtab/nextEdit of an in-process Hub session over real LSP framing.
+
+Scoring (benchmarks/edit_scoring.py), of each source's best suggestion: correct when the
+text it produces lies on a shortest insert/delete path from the current text to the
+commit's and it changes something; exact when it reaches the whole edit of the mode (the
+hunk finished; one more hunk done). chars_saved is the character distance it closes.
+precision = correct/shown, recall = correct/cases. prompt_reuse is the share of prompt
+tokens served from the KV cache during the requests (warming that overlaps a request is
+counted too).
+
+Propagation (inference/next_edit/propagation.py) is scored in next-hunk mode: from the
+server's next edits when they carry `source: "propagation"`, else by calling it directly
+on the completed first hunk (it is not in the server's predictor yet).
+`--propagation-only` scores it alone, without server or model, on many cases quickly.
+
+Prints one JSON line per variant, mode and source; with --min-confidence-sweep also one
+line per source with suggestions that carry a confidence: precision and recall at each
+threshold, and the lowest threshold with precision >= 0.8 (choose it on `heldout`).
+The held-back split is defined in benchmarks/corpus_split.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from corpus_split import SPLITS, records
+from eval_cases import MODES, cases
+from eval_report import Observation, mode_lines, sweep_line
+from eval_run import CaseRunner, Pauses, Variant, propagation_observation, start_hub, variants
+
+# The corpora live beside the checkout (../shared/corpus), or where this variable says.
+CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
+DEFAULT_CORPUS = Path(
+    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
+)
+QUICK_CASES = 2
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--split", choices=SPLITS, default="heldout")
+    parser.add_argument("--cases", type=int, default=40, help="cases per mode")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_CASES} cases per mode, short pauses (CI)"
+    )
+    parser.add_argument("--min-confidence-sweep", action="store_true")
+    parser.add_argument(
+        "--propagation-only",
+        action="store_true",
+        help="next-hunk mode, propagation only, no server or model (milliseconds a case)",
+    )
+    parser.add_argument("--open-pause", type=float, default=2.0, help="seconds after didOpen")
+    parser.add_argument("--type-pause", type=float, default=0.3, help="seconds before asking")
+    parser.add_argument("--keystroke", type=float, default=0.02, help="seconds between keys")
+    parser.add_argument("--model", help="GGUF path (default: the packaged model)")
+    parser.add_argument(
+        "--adapter", action="append", help="LoRA adapter path, or 'none'; repeat to compare"
+    )
+    parser.add_argument(
+        "--format", action="append", help="next-edit prompt format name; repeat to compare"
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.cases, args.open_pause, args.type_pause, args.keystroke = QUICK_CASES, 0.3, 0.1, 0.0
+    return args
+
+
+async def evaluate(
+    args: argparse.Namespace, variant: Variant, data_dir: Path
+) -> list[dict[str, Any]]:
+    corpus_records = records(args.corpus, args.split)
+    pauses = Pauses(args.open_pause, args.type_pause, args.keystroke)
+    with tempfile.TemporaryDirectory(prefix="st-eval-") as scratch:
+        hub, client, described = await start_hub(variant, Path(scratch), data_dir)
+        runner = CaseRunner(hub, client, Path(scratch) / "root", pauses)
+        lines: list[dict[str, Any]] = []
+        try:
+            for mode in args.modes:
+                observed: dict[str, list[Observation]] = {}
+                for case in cases(corpus_records, mode, args.cases):
+                    for source, observation in (await runner.run(case)).items():
+                        observed.setdefault(source, []).append(observation)
+                header = {"split": args.split, **described}
+                lines += mode_lines(mode, observed, header)
+                if args.min_confidence_sweep:
+                    lines += [
+                        line
+                        for source, found in observed.items()
+                        if (line := sweep_line(mode, source, found, header)) is not None
+                    ]
+        finally:
+            await runner.close()
+            await hub.close()
+    return lines
+
+
+def evaluate_propagation(args: argparse.Namespace) -> list[dict[str, Any]]:
+    found = [
+        propagation_observation(case)
+        for case in cases(records(args.corpus, args.split), "next_hunk", args.cases)
+    ]
+    header = {"split": args.split, "model": None, "adapter": None, "format": None}
+    lines = mode_lines("next_hunk", {"propagation": found}, header)
+    sweep = sweep_line("next_hunk", "propagation", found, header)
+    return lines + ([sweep] if sweep is not None and args.min_confidence_sweep else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.corpus.is_dir():
+        print(
+            f"next_edit_eval: no corpus at {args.corpus} (--corpus or ${CORPUS_VARIABLE})",
+            file=sys.stderr,
+        )
+        return 2
+    if args.propagation_only:
+        for line in evaluate_propagation(args):
+            print(json.dumps(line))
+        return 0
+    try:
+        chosen = variants(args.model, args.adapter, args.format, args.threads)
+    except ValueError as exc:
+        print(f"next_edit_eval: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="st-eval-data-") as scratch:
+        data_dir = args.data_dir or Path(scratch)
+        for variant in chosen:
+            for line in asyncio.run(evaluate(args, variant, data_dir)):
+                print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

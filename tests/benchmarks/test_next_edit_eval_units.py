@@ -1,0 +1,131 @@
+"""The next-edit evaluation's own logic, without the model: the correctness criterion,
+the cases cut from commits, the held-back split, the sweep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import corpus_split  # noqa: E402
+import eval_cases  # noqa: E402
+from edit_scoring import Verdict, judge  # noqa: E402
+from eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
+
+BEFORE = "def f(a):\n    return a\n\n\nx = f(1)\ny = f(2)\n"
+AFTER = "def f(a, scale):\n    return a * scale\n\n\nx = f(1, 3)\ny = f(2)\n"
+RECORD = {
+    "repo": "o/r",
+    "commit": "c0ffee",
+    "path": "m.py",
+    "before": BEFORE,
+    "after": AFTER,
+    "hunks": [[1, 2, 1, 2], [5, 1, 5, 1]],
+}
+
+
+def test_a_step_toward_the_commit_is_correct_and_the_whole_edit_exact() -> None:
+    current = "x = f(1)\n"
+    target = "x = f(1, 3)\n"
+    assert judge(current, "x = f(1, )\n", target, [target]) == Verdict(True, False, 2)
+    assert judge(current, target, target, [target]) == Verdict(True, True, 3)  # ", 3"
+
+
+def test_a_change_off_the_shortest_path_or_no_change_is_not_correct() -> None:
+    current, target = "x = f(1)\n", "x = f(1, 3)\n"
+    assert not judge(current, "x = f(1, 4)\n", target, [target]).correct
+    assert not judge(current, "x = g(1)\n", target, [target]).correct
+    assert not judge(current, current, target, [target]).correct  # closes nothing
+    assert judge(current, "x = f(1, 4)\n", target, [target]).chars_saved == 0
+
+
+def test_hunks_rebuild_the_commit() -> None:
+    hunks = eval_cases.hunks_of(RECORD)
+    assert eval_cases.apply_hunks(BEFORE, hunks) == AFTER
+    insertion = {**RECORD, "before": "a\nb\n", "after": "a\nnew\nb\n", "hunks": [[1, 0, 2, 1]]}
+    assert eval_cases.apply_hunks("a\nb\n", eval_cases.hunks_of(insertion)) == "a\nnew\nb\n"
+
+
+def test_typing_case_deletes_the_old_stretch_and_types_part_of_the_new() -> None:
+    case = eval_cases.typing_case(RECORD)
+    assert case is not None
+    text = case.opened
+    for step in case.steps:
+        text = text[: step.start] + step.new_text + text[step.end :]
+    assert text == case.current
+    typed = case.current[: case.cursor]
+    assert typed.startswith("def f(a") and AFTER.startswith(typed)
+    assert case.cursor < len("def f(a, scale):\n    return a * scale")
+    assert case.exact_texts == ("def f(a, scale):\n    return a * scale\n\n\nx = f(1)\ny = f(2)\n",)
+
+
+def test_next_hunk_case_has_the_first_hunk_done() -> None:
+    case = eval_cases.next_hunk_case(RECORD)
+    assert case is not None
+    assert case.current.startswith("def f(a, scale):\n    return a * scale\n")
+    assert case.current.endswith("x = f(1)\ny = f(2)\n")
+    assert case.exact_texts == (AFTER,)
+    assert eval_cases.next_hunk_case({**RECORD, "hunks": RECORD["hunks"][:1]}) is None
+
+
+def test_held_back_split_is_a_stable_tenth_disjoint_from_training(tmp_path: Path) -> None:
+    rows = [f'{{"repo": "o/r", "commit": "{i:040x}"}}' for i in range(500)]
+    (tmp_path / "edits-train.jsonl").write_text("\n".join(rows[:300]) + "\n")
+    (tmp_path / "edits-train2.jsonl").write_text("\n".join(rows[300:]) + "\n")
+    held = corpus_split.records(tmp_path, "heldout")
+    train = corpus_split.records(tmp_path, "train")
+    assert 25 <= len(held) <= 75 and len(held) + len(train) == 500
+    assert not {r["commit"] for r in held} & {r["commit"] for r in train}
+    assert held == corpus_split.records(tmp_path, "heldout")
+
+
+def observation(*suggestions: tuple[bool, float | None]) -> Observation:
+    return Observation(
+        [Suggestion(Verdict(ok, False, 3 if ok else 0), conf, None) for ok, conf in suggestions],
+        seconds=0.5,
+        reuse=(100, 90),
+    )
+
+
+def test_lines_and_the_confidence_sweep() -> None:
+    found = [observation((True, 0.9)), observation((False, 0.4)), observation()]
+    (line,) = mode_lines("typing", {"next_edit": found}, {"model": "m"})
+    assert (line["cases"], line["shown"], line["correct"]) == (3, 2, 1)
+    assert (line["precision"], line["recall"], line["chars_saved"]) == (0.5, 0.333, 3)
+    assert line["prompt_reuse"] == 0.9 and line["model"] == "m"
+    sweep = sweep_line("typing", "next_edit", found, {})
+    assert sweep is not None and sweep["threshold_for_precision_0.8"] == 0.45
+    assert sweep_line("typing", "ghost_text", [observation((True, None))], {}) is None
+
+
+async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
+    """Through the real server with a stand-in predictor that offers the case's own
+    answer: ghost text and next edit are then correct and exact."""
+    from eval_run import CaseRunner, Pauses, start_hub, variants
+    from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
+
+    case = eval_cases.typing_case(RECORD)
+    assert case is not None
+    done = case.exact_texts[0]
+    rest_of_line = done[case.cursor : done.index("\n", case.cursor)]
+    predictor = FixedPredictor(inline_texts=[rest_of_line])
+    tail = 0
+    while case.current[len(case.current) - 1 - tail] == done[len(done) - 1 - tail]:
+        tail += 1
+    line_start = case.current.rfind("\n", 0, case.cursor) + 1
+    predictor.edits = [
+        EditCandidate(line_start, len(case.current) - tail, done[line_start : len(done) - tail])
+    ]
+    variant = variants(None, None, None, 1)[0]
+    hub, client, _ = await start_hub(variant, tmp_path, tmp_path / "data", predictor)
+    runner = CaseRunner(hub, client, tmp_path / "root", Pauses(0.05, 0.05, 0.0))
+    try:
+        observed = await runner.run(case)
+    finally:
+        await runner.close()
+        await hub.close()
+    assert observed["ghost_text"].suggestions[0].verdict.correct
+    assert observed["next_edit"].suggestions[0].verdict.exact
+    assert observed["ghost_text"].error is None and observed["next_edit"].error is None
