@@ -17,12 +17,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..engine_api import CacheInfo, Completion, RequestStats
-from ..errors import Cancelled, EngineError, ModelLoadError
-from ..request_limits import RequestLimits, check_request
-from ..scheduling import CancelFlag
-from ..streaming import stream_in_thread
-from ..text_output import Emit
+from .api import (
+    CacheInfo,
+    Cancelled,
+    Completion,
+    EngineError,
+    EngineNotReady,
+    ModelLoadError,
+    RequestLimits,
+    RequestStats,
+    check_request,
+)
+from .llama_cpp.scheduling import CancelFlag
+from .llama_cpp.text_output import Emit, stream_in_thread
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
 
@@ -176,7 +183,7 @@ class OpenAIEngine:
 
     def _check(self, prompt: str, max_tokens: int, n: int, draft: str | None = None) -> None:
         if self._state != "ready":
-            from ..errors import EngineNotReady
+            from .api import EngineNotReady
 
             raise EngineNotReady(f"the engine is not ready (engine state: {self._state})")
         check_request(RequestLimits(self.n_ctx, MAX_CANDIDATES), max_tokens, n, draft=draft)
@@ -234,14 +241,16 @@ class OpenAIEngine:
         )
 
     def _collect(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> _Answer:
-        """The whole answer; a request whose text nobody has seen yet (no emit) is retried
-        from scratch when its stream is cut in the middle (greedy: the same answer)."""
+        """The whole answer. Failures before the first event are retried by the client; a
+        stream cut in the middle is retried here from scratch when nobody has seen its text
+        yet (no emit; greedy decoding gives the same answer)."""
         attempt = 0
         while True:
             try:
                 return self._collect_once(body, stop, emit)
             except ServerError as exc:
-                if emit is not None or not exc.retryable or attempt >= self.options.retries:
+                retry = exc.mid_stream and exc.retryable and emit is None
+                if not retry or attempt >= self.options.retries:
                     raise
                 attempt += 1
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from ..errors import Cancelled, EngineError, ModelLoadError
-from ..scheduling import CancelFlag
+from .api import Cancelled, EngineError, ModelLoadError
+from .llama_cpp.scheduling import CancelFlag
 
 logger = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -42,6 +42,7 @@ class ServerError(EngineError):
     def __init__(self, message: str, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.mid_stream = False  # raised after some of the answer had arrived
 
 
 class Stopped(Cancelled):
@@ -86,6 +87,7 @@ class ServerClient:
                 return
             except (ServerError, httpx.TransportError) as exc:
                 error = self._as_server_error(exc)
+                error.mid_stream = started[0]
                 if started[0] or not error.retryable or attempt >= self.options.retries:
                     raise error from None
                 self._pause(attempt, stop, error)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import EngineError
+from .api import EngineError
 from .openai_http import ServerClient, ServerError
 
 ROUTES = ("tokenize", "extras/tokenize")

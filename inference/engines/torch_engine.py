@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from ..kv_cache import PrefixCache
-from ..llama_engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
-from ..llama_runtime import LlamaRuntime
+from .llama_cpp.kv_cache import PrefixCache
+from .llama_cpp.engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
+from .llama_cpp.runtime import LlamaRuntime
 from .torch_model import load_model
 from .torch_runtime import TorchRuntime
 

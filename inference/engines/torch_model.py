@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelLoadError
-from ..model_files import GGUF_MAGIC
+from .api import ModelLoadError
+from .llama_cpp.model_files import GGUF_MAGIC
 
 logger = logging.getLogger(__name__)
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
