@@ -44,6 +44,8 @@ def load_model(
     import torch
 
     torch.set_num_threads(n_threads)
+    if adapter_path:
+        _check_adapter(Path(adapter_path))  # before a conversion that takes seconds
     source = _hf_directory(model_path, data_dir)
     chosen = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model, chosen = _place(_load_pretrained(source), chosen)
@@ -159,9 +161,15 @@ def _with_adapter(model: Any, adapter_path: str) -> Any:
             "engine.adapter_path needs peft (pip install 'shadowtab[torch]')"
         ) from None
     path = Path(adapter_path)
-    if not (path / "adapter_config.json").exists():
-        raise ModelLoadError(f"not a peft adapter directory (no adapter_config.json): {path}")
     try:
         return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     except (ValueError, KeyError, RuntimeError, OSError) as exc:
         raise ModelLoadError(f"the adapter {path} does not fit the model: {exc}") from None
+
+
+def _check_adapter(path: Path) -> None:
+    if not (path / "adapter_config.json").exists():
+        raise ModelLoadError(
+            f"engine.adapter_path is not a peft adapter directory (no adapter_config.json): "
+            f"{path}"
+        )
