@@ -43,8 +43,7 @@ def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] |
         from .torch_engine import TorchEngine
     except ImportError as exc:
         raise EngineError(
-            f"engine.kind = \"torch\" needs the torch extra (pip install 'shadowtab[torch]'): "
-            f"{exc}"
+            f"engine.kind = \"torch\" needs the torch extra (pip install 'shadowtab[torch]'): {exc}"
         ) from None
     return TorchEngine(
         model_path=options.model_path,

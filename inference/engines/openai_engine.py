@@ -22,7 +22,6 @@ from .api import (
     Cancelled,
     Completion,
     EngineError,
-    EngineNotReady,
     ModelLoadError,
     RequestLimits,
     RequestStats,
@@ -347,5 +346,5 @@ def _run_cancellable(run: Callable[[CancelFlag], T], cancel: threading.Event | N
                 raise Cancelled("request cancelled") from None
             continue
         if ok:
-            return value  # type: ignore[no-any-return]
+            return value
         raise value

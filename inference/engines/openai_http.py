@@ -69,9 +69,7 @@ class ServerClient:
         return self._with_retries(lambda: self._json(self._http.get(path), path), None)
 
     def post_json(self, path: str, body: dict[str, Any], stop: CancelFlag | None) -> Any:
-        return self._with_retries(
-            lambda: self._json(self._http.post(path, json=body), path), stop
-        )
+        return self._with_retries(lambda: self._json(self._http.post(path, json=body), path), stop)
 
     # streamed completions
 
@@ -106,7 +104,7 @@ class ServerClient:
                 event = _sse_event(line)
                 if event is None:
                     continue
-                if event == "[DONE]":
+                if isinstance(event, str):  # the "[DONE]" marker
                     return
                 started[0] = True
                 yield event

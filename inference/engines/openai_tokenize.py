@@ -21,7 +21,7 @@ def tokenize_remote(
     client: ServerClient, base_url: str, model: str, text: str, known: tuple[str, str] | None
 ) -> tuple[list[int], tuple[str, str]]:
     """(tokens, the route that worked). One body fits all three servers' field names."""
-    body = {"model": model, "prompt": text, "content": text, "input": text}
+    body: dict[str, Any] = {"model": model, "prompt": text, "content": text, "input": text}
     body["add_special_tokens"] = False
     routes = [known] if known else [(server_root(base_url), route) for route in ROUTES]
     problems: list[str] = []

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
+from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.runtime import LlamaRuntime
 from .torch_model import load_model
 from .torch_runtime import TorchRuntime
@@ -37,7 +37,12 @@ class TorchEngine(LlamaCppEngine):
         """With no model_path the packaged GGUF is dequantized once into data_dir. `device`:
         "cuda", "cpu" or None (CUDA when present)."""
         super().__init__(
-            model_path, n_ctx, n_threads, kv_cache_mb, load=False, data_dir=data_dir,
+            model_path,
+            n_ctx,
+            n_threads,
+            kv_cache_mb,
+            load=False,
+            data_dir=data_dir,
             requantize_to=None,
         )
         self.device = device

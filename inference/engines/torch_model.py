@@ -170,6 +170,5 @@ def _with_adapter(model: Any, adapter_path: str) -> Any:
 def _check_adapter(path: Path) -> None:
     if not (path / "adapter_config.json").exists():
         raise ModelLoadError(
-            f"engine.adapter_path is not a peft adapter directory (no adapter_config.json): "
-            f"{path}"
+            f"engine.adapter_path is not a peft adapter directory (no adapter_config.json): {path}"
         )

@@ -118,4 +118,4 @@ def openai_engine(llama_server: str) -> Iterator[OpenAIEngine]:
 def any_engine(request: pytest.FixtureRequest) -> Engine:
     """The contract suite runs once per engine kind."""
     fixture = {"llama.cpp": "engine", "torch": "torch_engine", "openai": "openai_engine"}
-    return request.getfixturevalue(fixture[request.param])  # type: ignore[no-any-return]
+    return request.getfixturevalue(fixture[request.param])

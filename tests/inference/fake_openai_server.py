@@ -44,9 +44,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized(script):
             return
         if self.path.rstrip("/").endswith("/v1/models"):
-            body = script.models_body or json.dumps(
-                {"object": "list", "data": [{"id": m, "object": "model"} for m in script.models]}
-            ).encode()
+            body = (
+                script.models_body
+                or json.dumps(
+                    {
+                        "object": "list",
+                        "data": [{"id": m, "object": "model"} for m in script.models],
+                    }
+                ).encode()
+            )
             self._send(200, body, "application/json")
         else:
             self._send(404, b'{"error": {"message": "no such route"}}', "application/json")

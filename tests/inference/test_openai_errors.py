@@ -29,7 +29,11 @@ def free_port() -> int:
 
 
 def test_streams_collects_and_reports_server_usage() -> None:
-    usage = {"prompt_tokens": 40, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 32}}
+    usage = {
+        "prompt_tokens": 40,
+        "completion_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 32},
+    }
     script = Script(usage=usage)
     with fake_server(script) as url:
         engine = engine_for(url)
@@ -63,7 +67,7 @@ def test_server_down() -> None:
 
 
 def test_not_an_http_url() -> None:
-    with pytest.raises(ModelLoadError, match="engine.base_url"):
+    with pytest.raises(ModelLoadError, match=r"engine\.base_url"):
         engine_for("localhost:8000")
 
 
@@ -93,7 +97,7 @@ def test_http_500_is_retried_with_backoff_then_reported() -> None:
 
 def test_malformed_json_names_the_url_setting() -> None:
     script = Script(models_body=b"<html>a web page, not an API</html>")
-    with fake_server(script) as url, pytest.raises(ModelLoadError, match="engine.base_url"):
+    with fake_server(script) as url, pytest.raises(ModelLoadError, match=r"engine\.base_url"):
         engine_for(url)
     script = Script(models_body=b'{"unexpected": true}')
     with fake_server(script) as url, pytest.raises(ModelLoadError, match="OpenAI model list"):
@@ -125,7 +129,7 @@ def test_wrong_key_is_refused_and_never_shown() -> None:
     secret = "sk-right-key-123"
     wrong = "sk-wrong-key-456"
     with fake_server(Script(api_key=secret)) as url:
-        with pytest.raises(ModelLoadError, match="engine.api_key") as caught:
+        with pytest.raises(ModelLoadError, match=r"engine\.api_key") as caught:
             engine_for(url, api_key=wrong)
         assert wrong not in str(caught.value)
         engine = engine_for(url, api_key=secret)

@@ -107,7 +107,7 @@ def test_gguf_architecture_transformers_cannot_load(tmp_path: Path) -> None:
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    with pytest.raises(ModelLoadError, match='transformers cannot load the GGUF.*"llama.cpp"'):
+    with pytest.raises(ModelLoadError, match=r'transformers cannot load the GGUF.*"llama\.cpp"'):
         TorchEngine(model_path=path, data_dir=tmp_path)
 
 

@@ -198,16 +198,12 @@ def render(situation: Situation) -> RenderedPrompt | None:
         text, starts, first - REGION_LINES_ABOVE, last + REGION_LINES_BELOW
     )
     context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
-    below_end = _lines_span(
-        text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW
-    )[1]
+    below_end = _lines_span(text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW)[1]
     region_now = text[region_start:region_end]
     region_before = region_now
     if edit is not None:
         cut = edit.start - region_start
-        region_before = (
-            region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
-        )
+        region_before = region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
     prompt = "".join(
         (
             f"{FILE}{escape(situation.path)}\n",
