@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
+from server_helpers import free_port, wait_for_models
 from shadowtab.inference import Engine, LlamaCppEngine, default_model_path
 
 if TYPE_CHECKING:
@@ -55,26 +53,6 @@ def torch_engine(torch_models_dir: Path) -> Iterator[TorchEngine]:
     instance = TorchEngine(n_ctx=2048, kv_cache_mb=64, data_dir=torch_models_dir)
     yield instance
     instance.close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_models(url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the server at {url} did not come up in {timeout_s:g}s")
 
 
 @pytest.fixture(scope="session")
