@@ -77,7 +77,10 @@ def test_workspace_overrides_user_and_env_overrides_both(
         ('[engine]\ncontext_size = "big"\n', "key 'engine.context_size': expected an integer"),
         ("[engine]\nthreads = true\n", "key 'engine.threads': expected an integer, got bool"),
         ("[engine]\nthreads = 0\n", "key 'engine.threads': expected an integer >= 1"),
-        ('[engine]\nkind = "gpt"\n', "key 'engine.kind': expected one of 'llama.cpp', 'torch', 'openai', 'off'"),
+        (
+            '[engine]\nkind = "gpt"\n',
+            "key 'engine.kind': expected one of 'llama.cpp', 'torch', 'openai', 'off'",
+        ),
         ("[engine]\nmodel_path = 3\n", "key 'engine.model_path': expected a string"),
         ("[debounce]\nlint_ms = -1\n", "key 'debounce.lint_ms': expected an integer >= 0"),
         ("[models]\nx = 1\n", "unknown section [models]"),
