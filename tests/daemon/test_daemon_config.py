@@ -164,7 +164,7 @@ def test_settings_convert_to_the_contract_types(
 def test_torch_and_openai_engine_settings(
     config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    user, workspace = config_dirs
+    workspace = config_dirs[1]
     (workspace / "shadowtab.toml").write_text(
         '[engine]\nkind = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\n'
         'model = "smollm2"\ntimeout_s = 5\napi_key = "sk-from-file"\n'
