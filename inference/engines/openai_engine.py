@@ -22,6 +22,7 @@ from .api import (
     Cancelled,
     Completion,
     EngineError,
+    EngineNotReady,
     ModelLoadError,
     RequestLimits,
     RequestStats,
@@ -182,8 +183,6 @@ class OpenAIEngine:
 
     def _check(self, prompt: str, max_tokens: int, n: int, draft: str | None = None) -> None:
         if self._state != "ready":
-            from .api import EngineNotReady
-
             raise EngineNotReady(f"the engine is not ready (engine state: {self._state})")
         check_request(RequestLimits(self.n_ctx, MAX_CANDIDATES), max_tokens, n, draft=draft)
         _check_prompt(prompt)
