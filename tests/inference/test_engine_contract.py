@@ -90,10 +90,13 @@ def test_cancel_stops_within_a_forward_pass(any_engine: Engine) -> None:
         set_at.append(time.perf_counter())
         cancel.set()
 
+    probe = any_engine.complete(FIB, 2).stats  # what one pass costs on this machine now
+    one_pass = probe.seconds / max(1, probe.forward_passes)
     threading.Timer(0.5, press_key).start()
     with pytest.raises(Cancelled):
-        any_engine.complete(FIB + "# cancelled\n", 400, cancel=cancel)
-    assert time.perf_counter() - set_at[0] < 3.0  # one pass is well under a second here
+        any_engine.complete(FIB + "# cancelled\n", 400, cancel=cancel)  # 400 passes if not
+    # within a pass or so: a shared 2-core machine stretches one pass to seconds
+    assert time.perf_counter() - set_at[0] < max(3.0, 10 * one_pass)
     assert any_engine.complete(FIB, 2).texts  # usable afterwards
 
 
