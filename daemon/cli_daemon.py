@@ -155,6 +155,11 @@ def _print_not_running(reason: str, log_file: str, as_json: bool) -> None:
         print(f"shadowtab daemon: {reason}\nlog:            {log_file}")
 
 
+def _engine_line(engine: dict[str, Any]) -> str:
+    line = f"{engine.get('kind', '?')} on {engine.get('device') or '-'}"
+    return line + (f", adapter {engine['adapter']}" if engine.get("adapter") else "")
+
+
 def _print_status(reply: dict[str, Any]) -> None:
     engine = reply.get("engine", {})
     model_state = engine.get("state", "?")
@@ -166,6 +171,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"shadowtab daemon: running (pid {reply['pid']}, version {reply['version']})",
         f"uptime:         {reply['uptime_s']:.0f} s (since {reply['started_at']})",
         f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
+        f"engine:         {_engine_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",
         f"lsp socket:     {reply['lsp_socket']}",

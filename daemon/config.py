@@ -41,6 +41,12 @@ class Settings:
     context_size: int = 4096
     threads: int | None = None  # None: llama.cpp's default
     kv_cache_mb: int = 256
+    device: str | None = None  # torch; None: CUDA when present
+    adapter_path: str | None = None  # torch
+    base_url: str | None = None  # openai
+    server_model: str | None = None  # openai: engine.model
+    api_key: str | None = field(default=None, repr=False)  # openai; never shown
+    timeout_s: float = 30.0  # openai
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
@@ -60,6 +66,12 @@ class Settings:
             n_threads=self.threads,
             kv_cache_mb=self.kv_cache_mb,
             data_dir=data_dir or paths.data_dir(),
+            device=self.device,
+            adapter_path=self.adapter_path,
+            base_url=self.base_url,
+            server_model=self.server_model,
+            api_key=self.api_key,
+            timeout_s=self.timeout_s,
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -97,6 +109,12 @@ class Settings:
             "context_size": self.context_size,
             "threads": self.threads,
             "kv_cache_mb": self.kv_cache_mb,
+            "device": self.device,
+            "adapter_path": self.adapter_path,
+            "base_url": self.base_url,
+            "model": self.server_model,
+            "api_key": "set" if self.api_key else None,  # the key itself never
+            "timeout_s": self.timeout_s,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
             "max_document_mb": self.max_document_mb,
@@ -184,6 +202,12 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         context_size=engine.get("context_size", defaults.context_size),
         threads=engine.get("threads", defaults.threads),
         kv_cache_mb=engine.get("kv_cache_mb", defaults.kv_cache_mb),
+        device=engine.get("device", defaults.device),
+        adapter_path=engine.get("adapter_path", defaults.adapter_path),
+        base_url=engine.get("base_url", defaults.base_url),
+        server_model=engine.get("model", defaults.server_model),
+        api_key=engine.get("api_key", defaults.api_key),
+        timeout_s=engine.get("timeout_s", defaults.timeout_s),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-EngineKind = Literal["llama.cpp", "off"]  # as shadowtab.inference.EngineOptions.kind
+EngineKind = Literal["llama.cpp", "torch", "openai", "off"]  # as inference's EngineOptions.kind
 ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
 
 
@@ -43,6 +43,24 @@ def _string(value: Any) -> str | None:
 def _engine_kind(value: Any) -> str | None:
     if value not in ENGINE_KINDS:
         return f"expected one of {', '.join(map(repr, ENGINE_KINDS))}, got {_describe(value)}"
+    return None
+
+
+def _device(value: Any) -> str | None:
+    if value not in ("cuda", "cpu") and not (isinstance(value, str) and value.startswith("cuda:")):
+        return f"expected 'cuda', 'cuda:N' or 'cpu', got {_describe(value)}"
+    return None
+
+
+def _http_url(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        return f"expected an http(s) URL such as 'http://host:8000/v1', got {_describe(value)}"
+    return None
+
+
+def _secret(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return "expected a non-empty string"  # the value itself is never repeated
     return None
 
 
@@ -94,6 +112,12 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "context_size": _integer(256),
         "threads": _integer(1),
         "kv_cache_mb": _integer(1),
+        "device": _device,  # torch
+        "adapter_path": _string,  # torch: a peft LoRA adapter directory
+        "base_url": _http_url,  # openai
+        "model": _string,  # openai: the served model's name
+        "api_key": _secret,  # openai; or SHADOWTAB_OPENAI_API_KEY / OPENAI_API_KEY
+        "timeout_s": _positive_number,  # openai
     },
     "debounce": {
         "lint_ms": _integer(0),
@@ -136,6 +160,11 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_CONTEXT_SIZE": EnvKey("engine", "context_size", int),
     "SHADOWTAB_THREADS": EnvKey("engine", "threads", int),
     "SHADOWTAB_KV_CACHE_MB": EnvKey("engine", "kv_cache_mb", int),
+    "SHADOWTAB_DEVICE": EnvKey("engine", "device", str),
+    "SHADOWTAB_ADAPTER_PATH": EnvKey("engine", "adapter_path", str),
+    "SHADOWTAB_OPENAI_BASE_URL": EnvKey("engine", "base_url", str),
+    "SHADOWTAB_OPENAI_MODEL": EnvKey("engine", "model", str),
+    "SHADOWTAB_OPENAI_API_KEY": EnvKey("engine", "api_key", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
     "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),

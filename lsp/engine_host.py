@@ -96,14 +96,27 @@ class EngineHost:
         notify()
 
     def status(self) -> dict[str, Any]:
+        """State, and which engine runs where: kind, device, model, adapter (never a key)."""
+        options = self.options
+        described = self._described()
         return {
             "state": self.state,
             "progress": self.progress,
             "error": self.error,
-            "model": self.options.model_path
-            if self.options.model_path or self.state == "off"
-            else "default",
+            "kind": options.kind,
+            "device": described.get("device") or _device_setting(options),
+            "model": described.get("model") or _model_setting(options),
+            "adapter": described.get("adapter") or options.adapter_path,
         }
+
+    def _described(self) -> dict[str, Any]:
+        engine = self.get_engine()
+        if engine is None:
+            return {}
+        try:
+            return engine.stats()
+        except Exception:  # status must answer even when an engine misbehaves
+            return {}
 
     def stats(self) -> dict[str, Any]:
         engine = self.get_engine()
@@ -121,3 +134,19 @@ class EngineHost:
             engine, self.engine = self.engine, None
         if engine is not None:
             engine.close()
+
+
+def _device_setting(options: EngineOptions) -> str | None:
+    if options.kind == "openai":
+        return f"server {options.base_url}"
+    if options.kind == "torch":
+        return options.device or "auto"
+    return None if options.kind == "off" else "cpu"
+
+
+def _model_setting(options: EngineOptions) -> str | None:
+    if options.kind == "off":
+        return None
+    if options.kind == "openai":
+        return options.server_model or "the server's first model"
+    return options.model_path or "default"

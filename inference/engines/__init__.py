@@ -29,4 +29,44 @@ def create_engine(
             on_progress=on_progress,
             data_dir=options.data_dir,
         )
-    raise EngineError(f'unknown engine kind {options.kind!r} (known: "llama.cpp", "off")')
+    if options.kind == "torch":
+        return _torch_engine(options, on_progress)
+    if options.kind == "openai":
+        return _openai_engine(options)
+    raise EngineError(
+        f'unknown engine kind {options.kind!r} (known: "llama.cpp", "torch", "openai", "off")'
+    )
+
+
+def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] | None) -> Engine:
+    try:
+        from .torch_engine import TorchEngine
+    except ImportError as exc:
+        raise EngineError(
+            f"engine.kind = \"torch\" needs the torch extra (pip install 'shadowtab[torch]'): {exc}"
+        ) from None
+    return TorchEngine(
+        model_path=options.model_path,
+        n_ctx=options.n_ctx,
+        n_threads=options.n_threads,
+        kv_cache_mb=options.kv_cache_mb,
+        on_progress=on_progress,
+        data_dir=options.data_dir,
+        device=options.device,
+        adapter_path=options.adapter_path,
+    )
+
+
+def _openai_engine(options: EngineOptions) -> Engine:
+    from .openai_engine import OpenAIEngine
+    from .openai_http import ServerOptions
+
+    if not options.base_url:
+        raise EngineError('engine.kind = "openai" needs engine.base_url (e.g. http://host:8000/v1)')
+    server = ServerOptions(
+        base_url=options.base_url,
+        model=options.server_model,
+        api_key=options.api_key,
+        timeout_s=options.timeout_s,
+    )
+    return OpenAIEngine(server, n_ctx=options.n_ctx)

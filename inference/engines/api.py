@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-EngineKind = Literal["llama.cpp", "off"]
+EngineKind = Literal["llama.cpp", "torch", "openai", "off"]
 
 
 @dataclass
@@ -72,6 +72,12 @@ class EngineOptions:
     n_threads: int | None = None
     kv_cache_mb: float = 256
     data_dir: Path | None = None
+    device: str | None = None  # torch: "cuda" | "cpu"; None: CUDA when present
+    adapter_path: str | None = None  # torch: a peft LoRA adapter directory
+    base_url: str | None = None  # openai: the server's OpenAI API root, ending in /v1
+    server_model: str | None = None  # openai: the model name; None: the server's first
+    api_key: str | None = field(default=None, repr=False)  # openai; else from the env
+    timeout_s: float = 30.0  # openai: longest wait for the server's next byte
 
 
 @runtime_checkable

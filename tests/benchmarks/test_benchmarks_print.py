@@ -29,9 +29,12 @@ REDUCED_RUNS = {
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
     "next_edit_eval.py": (["--quick"], "precision"),
+    # one line per engine; torch's line is in the full run (its model loads for minutes here)
+    "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
 }
 # Scripts that print one line per part measured, and how many.
-LINE_COUNTS = {"next_edit_eval.py": 5}  # typing x (ghost text, next edit) + next hunk x 3
+# next_edit_eval: typing x (ghost text, next edit) + next hunk x 3; engines: one per engine
+LINE_COUNTS = {"next_edit_eval.py": 5, "engines.py": 2}
 
 
 def edit_corpus() -> Path:

@@ -77,7 +77,10 @@ def test_workspace_overrides_user_and_env_overrides_both(
         ('[engine]\ncontext_size = "big"\n', "key 'engine.context_size': expected an integer"),
         ("[engine]\nthreads = true\n", "key 'engine.threads': expected an integer, got bool"),
         ("[engine]\nthreads = 0\n", "key 'engine.threads': expected an integer >= 1"),
-        ('[engine]\nkind = "gpt"\n', "key 'engine.kind': expected one of 'llama.cpp', 'off'"),
+        (
+            '[engine]\nkind = "gpt"\n',
+            "key 'engine.kind': expected one of 'llama.cpp', 'torch', 'openai', 'off'",
+        ),
         ("[engine]\nmodel_path = 3\n", "key 'engine.model_path': expected a string"),
         ("[debounce]\nlint_ms = -1\n", "key 'debounce.lint_ms': expected an integer >= 0"),
         ("[models]\nx = 1\n", "unknown section [models]"),
@@ -156,3 +159,46 @@ def test_settings_convert_to_the_contract_types(
     assert options.engine.data_dir == tmp_path / "data"
     assert options.lint_debounce_ms == settings.lint_debounce_ms
     assert list(options.linters["ruff"].command)[:2] == ["ruff", "check"]
+
+
+def test_torch_and_openai_engine_settings(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    (workspace / "shadowtab.toml").write_text(
+        '[engine]\nkind = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\n'
+        'model = "smollm2"\ntimeout_s = 5\napi_key = "sk-from-file"\n'
+    )
+    monkeypatch.setenv("SHADOWTAB_OPENAI_API_KEY", "sk-from-env")
+    settings = load_settings(workspace)
+    options = settings.engine_options(Path("/data"))
+    assert options.kind == "openai" and options.base_url == "http://127.0.0.1:8000/v1"
+    assert options.server_model == "smollm2" and options.timeout_s == 5
+    assert options.api_key == "sk-from-env"  # the environment wins
+    shown = f"{settings.describe()} {settings!r} {options!r}"
+    assert "sk-from" not in shown and settings.describe()["api_key"] == "set"
+    (workspace / "shadowtab.toml").write_text(
+        '[engine]\nkind = "torch"\ndevice = "cuda:0"\nadapter_path = "/adapters/ne"\n'
+    )
+    monkeypatch.delenv("SHADOWTAB_OPENAI_API_KEY")
+    torch_options = load_settings(workspace).engine_options()
+    assert torch_options.kind == "torch" and torch_options.device == "cuda:0"
+    assert torch_options.adapter_path == "/adapters/ne"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('kind = "vllm"', "engine.kind"),
+        ('base_url = "localhost:8000"', "http"),
+        ('device = "tpu"', "cuda"),
+        ('api_key = ""', "non-empty"),
+    ],
+)
+def test_bad_engine_settings_name_the_key(
+    config_dirs: tuple[Path, Path], line: str, message: str
+) -> None:
+    workspace = config_dirs[1]
+    (workspace / "shadowtab.toml").write_text(f"[engine]\n{line}\n")
+    with pytest.raises(ConfigError, match=message):
+        load_settings(workspace)

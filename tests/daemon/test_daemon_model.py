@@ -3,7 +3,13 @@ SmolLM2 GGUF loads in the background, then shows the engine ready."""
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,5 +40,56 @@ def test_real_model_loads_in_the_background(
     assert states[0] in {"starting", "loading"}  # status answered before the model was in
     assert engine["progress"] == 1.0
     assert engine["model"]
+    assert engine["kind"] == "llama.cpp" and engine["device"] == "cpu"
     done = daemon_env.cli("daemon", "status")
     assert "model:          ready" in done.stdout
+    assert "engine:         llama.cpp on cpu" in done.stdout
+
+
+def test_openai_engine_status_names_server_and_model_never_the_key(
+    daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-daemon-secret-42"
+    with models_server(secret) as url:
+        monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "openai")
+        monkeypatch.setenv("SHADOWTAB_OPENAI_BASE_URL", url)
+        monkeypatch.setenv("SHADOWTAB_OPENAI_API_KEY", secret)
+        status = start_daemon(timeout=30)
+        daemon_env.seen_pids.add(status["pid"])
+        deadline = time.monotonic() + 30
+        while (engine := request("status", timeout=10))["engine"]["state"] != "ready":
+            assert engine["engine"]["state"] != "failed", engine
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        described = request("status", timeout=10)
+        assert described["engine"]["kind"] == "openai"
+        assert described["engine"]["model"] == "served-model"
+        assert described["engine"]["device"] == "server"
+        done = daemon_env.cli("daemon", "status", "--json")
+        assert secret not in json.dumps(described) and secret not in done.stdout
+        assert secret not in Path(described["log_file"]).read_text()
+
+
+@contextmanager
+def models_server(key: str) -> Iterator[str]:
+    """Just enough of an OpenAI server for the engine to start: GET /v1/models."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            ok = self.headers.get("Authorization") == f"Bearer {key}"
+            body = json.dumps({"object": "list", "data": [{"id": "served-model"}]}).encode()
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,11 +1,26 @@
-"""One real engine (the packaged SmolLM2 model) shared by the inference tests."""
+"""Real engines on the packaged SmolLM2 model shared by the inference tests: llama.cpp,
+torch (skipped without the torch extra) and OpenAI-compatible over llama-cpp-python's own
+server on loopback (skipped without its [server] extra), started here and stopped after."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from shadowtab.inference import LlamaCppEngine
+from server_helpers import free_port, wait_for_models
+from shadowtab.inference import Engine, LlamaCppEngine, default_model_path
+
+if TYPE_CHECKING:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.torch_engine import TorchEngine
+
+ENGINE_KINDS = ["llama.cpp", "torch", "openai"]
 
 
 @pytest.fixture(scope="session")
@@ -13,3 +28,72 @@ def engine() -> Iterator[LlamaCppEngine]:
     instance = LlamaCppEngine(n_ctx=2048, kv_cache_mb=64)
     yield instance
     instance.close()
+
+
+def need_module(name: str, extra: str) -> None:
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not installed (pip install 'shadowtab[{extra}]')")
+
+
+@pytest.fixture(scope="session")
+def torch_models_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the packaged GGUF's torch conversion is cached across test runs."""
+    cache = getattr(pytestconfig, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("shadowtab-torch-data"))
+    return tmp_path_factory.mktemp("torch-data")
+
+
+@pytest.fixture(scope="session")
+def torch_engine(torch_models_dir: Path) -> Iterator[TorchEngine]:
+    need_module("torch", "torch")
+    need_module("transformers", "torch")
+    from shadowtab.inference.engines.torch_engine import TorchEngine
+
+    instance = TorchEngine(n_ctx=2048, kv_cache_mb=64, data_dir=torch_models_dir)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on the packaged model (logits_all for
+    the logprobs that rank n > 1 candidates). Yields its base URL."""
+    need_module("sse_starlette", "server")
+    need_module("starlette_context", "server")
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--logits_all", "true", "--n_threads", str(min(2, os.cpu_count() or 1)),
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for_models(url, process, 120)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="session")
+def openai_engine(llama_server: str) -> Iterator[OpenAIEngine]:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.openai_http import ServerOptions
+
+    instance = OpenAIEngine(ServerOptions(base_url=llama_server, timeout_s=120), n_ctx=2048)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(params=ENGINE_KINDS)
+def any_engine(request: pytest.FixtureRequest) -> Engine:
+    """The contract suite runs once per engine kind."""
+    fixture = {"llama.cpp": "engine", "torch": "torch_engine", "openai": "openai_engine"}
+    return request.getfixturevalue(fixture[request.param])

@@ -152,7 +152,7 @@ def test_create_engine_kinds() -> None:
     with pytest.raises(EngineError, match="engine is off"):
         off.complete(FIB, 4)
     with pytest.raises(EngineError, match="unknown engine kind"):
-        create_engine(EngineOptions(kind="torch"))  # type: ignore[arg-type]
+        create_engine(EngineOptions(kind="bogus"))  # type: ignore[arg-type]
     progress: list[float] = []
     real = create_engine(EngineOptions(n_ctx=256, kv_cache_mb=4), on_progress=progress.append)
     try:

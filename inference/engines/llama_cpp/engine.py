@@ -256,6 +256,9 @@ class LlamaCppEngine:
         info = self._cache_snapshot.to_dict() if self._cache_snapshot is not None else None
         return {
             "state": self._state,
+            "engine": "llama.cpp",
+            "device": "cpu",
+            "adapter": None,
             "model": str(self.loaded_model_path),
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,

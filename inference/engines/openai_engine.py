@@ -1,0 +1,349 @@
+"""OpenAIEngine: the engine interface over an OpenAI-compatible completions endpoint (vLLM,
+SGLang, llama.cpp's server, llama-cpp-python's server) for teams that share a server.
+
+The prompts are the same cache-aware prompts as the local engines build, so the server's
+own prefix cache (vLLM automatic prefix caching, llama.cpp `cache_prompt`) hits; the
+rewrite draft goes out as `prediction` (OpenAI's predicted outputs) where the server
+takes it. Decoding is greedy (temperature 0), so a rewrite with or without the draft
+gives the same text. Every request is streamed: cancelling closes the stream."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .api import (
+    CacheInfo,
+    Cancelled,
+    Completion,
+    EngineError,
+    EngineNotReady,
+    ModelLoadError,
+    RequestLimits,
+    RequestStats,
+    check_request,
+)
+from .llama_cpp.scheduling import CancelFlag
+from .llama_cpp.text_output import Emit, stream_in_thread
+from .openai_http import ServerClient, ServerError, ServerOptions, check_model
+from .openai_usage import UsageTotals, stats_from_usage
+
+API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
+MAX_CANDIDATES = 8
+OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options")  # dropped if refused
+POLL_S = 0.02
+T = TypeVar("T")
+
+
+def api_key_from_env(environ: dict[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return next((env[name] for name in API_KEY_ENV if env.get(name)), None)
+
+
+@dataclass
+class _Answer:
+    text: str = ""
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    first_token_at: float | None = None
+    chunks: int = 0
+
+
+class OpenAIEngine:
+    """See docs/CONTRACTS.md. The constructor checks the server and the model (GET /models)
+    and raises ModelLoadError naming the setting to change."""
+
+    def __init__(self, options: ServerOptions, n_ctx: int = 4096) -> None:
+        if not options.base_url.startswith(("http://", "https://")):
+            raise ModelLoadError(
+                f"engine.base_url must be an http(s) URL ending in /v1, got {options.base_url!r}"
+            )
+        if options.api_key is None:
+            options = ServerOptions(**{**options.__dict__, "api_key": api_key_from_env()})
+        self.options = options
+        self.n_ctx = n_ctx
+        self._client = ServerClient(options)
+        self._refused: set[str] = set()
+        self._totals = UsageTotals()
+        self._tokenize_route: tuple[str, str] | None = None
+        self._state = "loading"
+        try:
+            self.model = check_model(self._client.get_json("models"), options.model, self.url)
+        except ServerError as exc:
+            self._client.close()
+            self._state = "failed"
+            raise ModelLoadError(str(exc)) from None
+        self._state = "ready"
+
+    @property
+    def url(self) -> str:
+        return self.options.base_url.rstrip("/")
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    # the engine interface
+
+    def tokenize(self, text: str) -> list[int]:
+        from .openai_tokenize import tokenize_remote
+
+        tokens, self._tokenize_route = tokenize_remote(
+            self._client, self.url, self.model, text, self._tokenize_route
+        )
+        return tokens
+
+    def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
+        """One token's worth of request: the server prefills the prompt into its cache."""
+        _check_prompt(prompt)
+        body = self._body(prompt, 1, (), None)
+        answer, seconds = self._call(lambda stop: self._collect(body, stop, None), cancel)
+        return self._stats(answer, seconds)
+
+    def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        n: int = 1,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        self._check(prompt, max_tokens, n)
+        if n > 1:
+            return self._call_completion(
+                lambda flag: self._candidates(prompt, max_tokens, stop, n, flag), cancel
+            )
+        body = self._body(prompt, max_tokens, stop, None)
+        return self._call_completion(lambda flag: self._completion(body, flag, None), cancel)
+
+    def complete_stream(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        self._check(prompt, max_tokens, 1)
+        body = self._body(prompt, max_tokens, stop, None)
+        return stream_in_thread(lambda emit, flag: self._completion(body, flag, emit), cancel)
+
+    def rewrite(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        self._check(prompt, max_tokens, 1, draft)
+        body = self._body(prompt, max_tokens, stop, draft if speculative else None)
+        return self._call_completion(lambda flag: self._completion(body, flag, None), cancel)
+
+    def rewrite_stream(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        self._check(prompt, max_tokens, 1, draft)
+        body = self._body(prompt, max_tokens, stop, draft if speculative else None)
+        return stream_in_thread(lambda emit, flag: self._completion(body, flag, emit), cancel)
+
+    def cache_info(self) -> CacheInfo:
+        """The server keeps the KV cache; nothing is resident here."""
+        return CacheInfo(bytes_per_token=0, capacity_tokens=0, used_tokens=0, resident_prefixes=[])
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "state": self._state,
+            "engine": "openai",
+            "device": "server",
+            "base_url": self.url,
+            "model": self.model if self._state == "ready" else self.options.model,
+            "api_key": "set" if self.options.api_key else None,
+            "n_ctx": self.n_ctx,
+            "cache": None,
+            "totals": self._totals.to_dict(),
+        }
+
+    def close(self) -> None:
+        self._state = "closed"
+        self._client.close()
+
+    # requests
+
+    def _check(self, prompt: str, max_tokens: int, n: int, draft: str | None = None) -> None:
+        if self._state != "ready":
+            raise EngineNotReady(f"the engine is not ready (engine state: {self._state})")
+        check_request(RequestLimits(self.n_ctx, MAX_CANDIDATES), max_tokens, n, draft=draft)
+        _check_prompt(prompt)
+
+    def _body(
+        self, prompt: str, max_tokens: int, stop: Sequence[str], draft: str | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "cache_prompt": True,  # llama.cpp server: reuse the longest cached prefix
+        }
+        if stop:
+            body["stop"] = [s for s in stop if s][:4]  # OpenAI accepts at most 4
+        if draft is not None and self.options.send_prediction:
+            body["prediction"] = {"type": "content", "content": draft}
+        return body
+
+    def _completion(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> Completion:
+        answer, seconds = self._timed(lambda: self._collect(body, stop, emit))
+        return Completion([answer.text], self._stats(answer, seconds))
+
+    def _candidates(
+        self, prompt: str, max_tokens: int, stop: Sequence[str], n: int, flag: CancelFlag
+    ) -> Completion:
+        """Best first; then the next most likely first tokens, each continued greedily
+        (the server's prefix cache holds the prompt, so each costs little prefill)."""
+        best = self._completion(self._body(prompt, max_tokens, stop, None), flag, None)
+        texts = [best.texts[0]]
+        for token in self._first_tokens(prompt, n, flag)[1:n]:
+            if max_tokens == 1 or any(s and s in token for s in stop):
+                texts.append(token)
+                continue
+            body = self._body(prompt + token, max_tokens - 1, stop, None)
+            texts.append(token + self._collect(body, flag, None).text)
+        best.texts = list(dict.fromkeys(texts))
+        return best
+
+    def _first_tokens(self, prompt: str, n: int, flag: CancelFlag) -> list[str]:
+        body = {**self._body(prompt, 1, (), None), "logprobs": n}
+        choice: dict[str, Any] = {}
+        for event in self._events(body, flag):
+            choice = (event.get("choices") or [{}])[0] or choice
+            top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
+            if isinstance(top, dict) and top:
+                return [t for t, _ in sorted(top.items(), key=lambda item: -float(item[1]))]
+        raise EngineError(
+            f"the server at {self.url} returns no logprobs, so it cannot rank n > 1 candidates "
+            "(llama-cpp-python's server needs --logits_all true)"
+        )
+
+    def _collect(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> _Answer:
+        """The whole answer. Failures before the first event are retried by the client; a
+        stream cut in the middle is retried here from scratch when nobody has seen its text
+        yet (no emit; greedy decoding gives the same answer)."""
+        attempt = 0
+        while True:
+            try:
+                return self._collect_once(body, stop, emit)
+            except ServerError as exc:
+                retry = exc.mid_stream and exc.retryable and emit is None
+                if not retry or attempt >= self.options.retries:
+                    raise
+                attempt += 1
+
+    def _collect_once(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> _Answer:
+        answer = _Answer()
+        started = time.perf_counter()
+        for event in self._events(body, stop):
+            if isinstance(event.get("usage"), dict):
+                answer.usage = event["usage"]
+            for key in ("timings", "tokens_cached"):  # llama.cpp server's own figures
+                if key in event:
+                    answer.usage.setdefault(key, event[key])
+            choices = event.get("choices") or []
+            if not choices:
+                continue
+            choice = choices[0]
+            piece = choice.get("text") or ""
+            if piece:
+                if answer.first_token_at is None:
+                    answer.first_token_at = time.perf_counter() - started
+                answer.text += piece
+                answer.chunks += 1
+                if emit is not None:
+                    emit(piece)
+            answer.finish_reason = choice.get("finish_reason") or answer.finish_reason
+        return answer
+
+    def _events(self, body: dict[str, Any], stop: CancelFlag) -> Iterator[dict[str, Any]]:
+        """Streamed events, dropping optional fields the server refuses (an HTTP 400 that
+        names them) for this and every later request."""
+        for field_name in self._refused:
+            body.pop(field_name, None)
+        try:
+            yield from self._client.stream(body, stop, [False])
+        except ServerError as exc:
+            refused = [f for f in OPTIONAL_FIELDS if f in body and f in str(exc)]
+            if not refused or "HTTP 400" not in str(exc):
+                raise
+            self._refused.update(refused)
+            yield from self._events(body, stop)
+
+    # cancellation, timing, stats
+
+    def _call(
+        self, run: Callable[[CancelFlag], _Answer], cancel: threading.Event | None
+    ) -> tuple[_Answer, float]:
+        return _run_cancellable(lambda flag: self._timed(lambda: run(flag)), cancel)
+
+    def _call_completion(
+        self, run: Callable[[CancelFlag], Completion], cancel: threading.Event | None
+    ) -> Completion:
+        return _run_cancellable(run, cancel)
+
+    @staticmethod
+    def _timed(run: Callable[[], _Answer]) -> tuple[_Answer, float]:
+        started = time.perf_counter()
+        answer = run()
+        return answer, time.perf_counter() - started
+
+    def _stats(self, answer: _Answer, seconds: float) -> RequestStats:
+        stats = stats_from_usage(answer.usage, answer.chunks)
+        stats.seconds = seconds
+        stats.first_token_seconds = answer.first_token_at or seconds
+        self._totals.add(stats, answer.usage)
+        return stats
+
+
+def _check_prompt(prompt: str) -> None:
+    if not isinstance(prompt, str) or not prompt:
+        raise EngineError("empty prompt")
+
+
+def _run_cancellable(run: Callable[[CancelFlag], T], cancel: threading.Event | None) -> T:
+    """Run in a worker thread so a set `cancel` returns at once (Cancelled) even while the
+    server is still prefilling; the worker then closes the stream at its next event."""
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("request cancelled")
+    stop = threading.Event()
+    results: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+    def work() -> None:
+        try:
+            results.put((True, run(stop)))
+        except BaseException as exc:  # handed to the caller, raised there
+            results.put((False, exc))
+
+    threading.Thread(target=work, name="shadowtab-openai-request", daemon=True).start()
+    while True:
+        try:
+            ok, value = results.get(timeout=POLL_S)
+        except queue.Empty:
+            if cancel is not None and cancel.is_set():
+                stop.set()
+                raise Cancelled("request cancelled") from None
+            continue
+        if ok:
+            return value
+        raise value

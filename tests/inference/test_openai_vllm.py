@@ -1,0 +1,84 @@
+"""Slow: OpenAIEngine against a real vLLM server (CPU build, its own venv made by
+scripts/build_vllm_venv.sh) on the packaged model, converted to a Hugging Face directory
+by the torch engine. Skipped, saying why, when that venv is absent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from inference_samples import FIB, long_code
+from server_helpers import free_port, wait_for_models
+from shadowtab.inference import Cancelled
+
+if TYPE_CHECKING:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.torch_engine import TorchEngine
+
+REPO = Path(__file__).resolve().parents[2]
+VLLM_VENV = Path(os.environ.get("SHADOWTAB_VLLM_VENV", REPO / ".venv-vllm"))
+
+
+@pytest.fixture(scope="module")
+def vllm_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    python = VLLM_VENV / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no vLLM venv at {VLLM_VENV}: build it with scripts/build_vllm_venv.sh")
+    torch_engine: TorchEngine = request.getfixturevalue("torch_engine")  # the HF directory
+    tmp_path_factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+    port = free_port()
+    command = [
+        str(python), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(torch_engine.loaded_model_path), "--served-model-name", "smollm2",
+        "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "2048",
+        "--dtype", "float32", "--enable-prefix-caching", "--enable-prompt-tokens-details",
+    ]  # fmt: skip
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for_models(url, process, 900)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def vllm_engine(vllm_url: str) -> Iterator[OpenAIEngine]:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.openai_http import ServerOptions
+
+    engine = OpenAIEngine(ServerOptions(base_url=vllm_url, model="smollm2", timeout_s=300))
+    yield engine
+    engine.close()
+
+
+def test_vllm_reports_its_prefix_cache_hits(vllm_engine: OpenAIEngine) -> None:
+    base = "# vllm prefix\n" + long_code(1200)
+    first = vllm_engine.complete(base, 2)
+    second = vllm_engine.complete(base + "def main():\n    ", 2)
+    assert first.stats.prompt_tokens > 200
+    assert second.stats.reused_prompt_tokens >= 16 * ((first.stats.prompt_tokens - 16) // 16)
+    assert vllm_engine.stats()["totals"]["cache_reports"] >= 2
+
+
+def test_vllm_rewrite_candidates_cancel(vllm_engine: OpenAIEngine) -> None:
+    plain = vllm_engine.rewrite(FIB, "x", 24, speculative=False)
+    assert vllm_engine.rewrite(FIB, plain.texts[0], 24).texts == plain.texts
+    many = vllm_engine.complete(FIB, 8, n=3)
+    assert many.texts[0] == vllm_engine.complete(FIB, 8).texts[0] and len(many.texts) >= 2
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    with pytest.raises(Cancelled):
+        vllm_engine.complete(FIB, 1000, cancel=cancel)
+    assert "".join(vllm_engine.complete_stream(FIB, 8)) == vllm_engine.complete(FIB, 8).texts[0]
