@@ -47,9 +47,13 @@ class EngineHost:
             return None
         if self._default_predictor is None:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
+            from shadowtab.inference.next_edit.propagation_source import PropagationSource
 
             self._default_predictor = EnginePredictor(
-                self.get_engine, self.next_edit_format, min_confidence=self.min_confidence
+                self.get_engine,
+                self.next_edit_format,
+                min_confidence=self.min_confidence,
+                sources=[PropagationSource()],
             )
         return self._default_predictor
 

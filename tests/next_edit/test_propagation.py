@@ -198,3 +198,39 @@ def test_a_ten_megabyte_file_stays_fast() -> None:
     found = propagate(edit, {"big.py": after}, max_candidates=5)
     assert time.perf_counter() - started < 1.0  # ~50 ms unloaded: a few C-speed scans
     assert sorted(c.line for c in found) == [189_998, 189_999, 190_002, 190_003, 190_004]
+
+
+def test_the_pipeline_source_offers_a_finished_rename_at_the_other_uses() -> None:
+    from shadowtab.inference.next_edit.candidates import Query
+    from shadowtab.inference.next_edit.events import Edit
+    from shadowtab.inference.next_edit.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.situation import Situation
+
+    before = "def load(path):\n    return open(path)\n\nx = load('a')\ny = load('b')\n"
+    after = before.replace("def load", "def read", 1)
+    cursor = after.index("y =")  # the user moved on: nothing in progress
+    query = Query(
+        Situation("m.py", after, cursor),
+        n=3,
+        events=[Edit("m.py", 0.0, before.index("load"), "load", "read")],
+    )
+    found = PropagationSource().candidates(query)
+    offered = {after[c.edits[0].start : c.edits[0].end] + "->" + c.edits[0].new_text for c in found}
+    assert offered == {"load->read"} and len(found) == 2
+    starts = sorted(c.edits[0].start for c in found)
+    assert starts == [after.index("load('a')"), after.index("load('b')")]
+
+
+def test_the_pipeline_source_does_not_propagate_an_edit_being_typed() -> None:
+    from shadowtab.inference.next_edit.candidates import Query
+    from shadowtab.inference.next_edit.events import Edit
+    from shadowtab.inference.next_edit.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.situation import EditInProgress, Situation
+
+    text = "def rea(path):\n    pass\n\nx = load('a')\n"
+    start = text.index("rea")
+    query = Query(
+        Situation("m.py", text, start + 3, EditInProgress(start, "load", "rea")),
+        events=[Edit("m.py", 0.0, start, "load", "rea")],
+    )
+    assert PropagationSource().candidates(query) == []
