@@ -90,7 +90,9 @@ class OpenAIEngine:
 
     # the engine interface
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        # The server's /tokenize endpoint decides control-token parsing itself.
+        del special
         from .openai_tokenize import tokenize_remote
 
         tokens, self._tokenize_route = tokenize_remote(
@@ -140,7 +142,10 @@ class OpenAIEngine:
         stop: Sequence[str] = (),
         speculative: bool = True,
         cancel: threading.Event | None = None,
+        n: int = 1,
     ) -> Completion:
+        if n > 1:  # alternatives branch at the first token, as complete() does
+            return self.complete(prompt, max_tokens, stop, n, cancel)
         self._check(prompt, max_tokens, 1, draft)
         body = self._body(prompt, max_tokens, stop, draft if speculative else None)
         return self._call_completion(lambda flag: self._completion(body, flag, None), cancel)
