@@ -160,6 +160,13 @@ def _engine_line(engine: dict[str, Any]) -> str:
     return line + (f", adapter {engine['adapter']}" if engine.get("adapter") else "")
 
 
+def _adapter_line(engine: dict[str, Any]) -> str:
+    line = str(engine.get("adapter") or "none (base model only)")
+    if engine.get("adapter_error"):
+        line += f" ({engine['adapter_error']})"
+    return line
+
+
 def _print_status(reply: dict[str, Any]) -> None:
     engine = reply.get("engine", {})
     model_state = engine.get("state", "?")
@@ -172,6 +179,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"uptime:         {reply['uptime_s']:.0f} s (since {reply['started_at']})",
         f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
         f"engine:         {_engine_line(engine)}",
+        f"adapter:        {_adapter_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",
         f"lsp socket:     {reply['lsp_socket']}",

@@ -47,6 +47,7 @@ class Settings:
     server_model: str | None = None  # openai: engine.model
     api_key: str | None = field(default=None, repr=False)  # openai; never shown
     timeout_s: float = 30.0  # openai
+    adapter: str = "default"  # "default" (the packaged LoRA adapter), "none", or a path
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
@@ -72,6 +73,7 @@ class Settings:
             server_model=self.server_model,
             api_key=self.api_key,
             timeout_s=self.timeout_s,
+            adapter=self.adapter,
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -115,6 +117,7 @@ class Settings:
             "model": self.server_model,
             "api_key": "set" if self.api_key else None,  # the key itself never
             "timeout_s": self.timeout_s,
+            "adapter": self.adapter,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
             "max_document_mb": self.max_document_mb,
@@ -208,6 +211,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         server_model=engine.get("model", defaults.server_model),
         api_key=engine.get("api_key", defaults.api_key),
         timeout_s=engine.get("timeout_s", defaults.timeout_s),
+        adapter=engine.get("adapter", defaults.adapter),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),

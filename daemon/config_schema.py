@@ -118,6 +118,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "model": _string,  # openai: the served model's name
         "api_key": _secret,  # openai; or SHADOWTAB_OPENAI_API_KEY / OPENAI_API_KEY
         "timeout_s": _positive_number,  # openai
+        "adapter": _string,
     },
     "debounce": {
         "lint_ms": _integer(0),
@@ -165,6 +166,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_OPENAI_BASE_URL": EnvKey("engine", "base_url", str),
     "SHADOWTAB_OPENAI_MODEL": EnvKey("engine", "model", str),
     "SHADOWTAB_OPENAI_API_KEY": EnvKey("engine", "api_key", str),
+    "SHADOWTAB_ADAPTER": EnvKey("engine", "adapter", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
     "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),

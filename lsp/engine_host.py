@@ -111,6 +111,7 @@ class EngineHost:
             "device": described.get("device") or _device_setting(options),
             "model": described.get("model") or _model_setting(options),
             "adapter": described.get("adapter") or options.adapter_path,
+            "adapter_error": described.get("adapter_error"),  # llama.cpp: why not in use
         }
 
     def _described(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ def create_engine(
             kv_cache_mb=options.kv_cache_mb,
             on_progress=on_progress,
             data_dir=options.data_dir,
+            adapter=options.adapter,
         )
     if options.kind == "torch":
         return _torch_engine(options, on_progress)

@@ -78,6 +78,7 @@ class EngineOptions:
     server_model: str | None = None  # openai: the model name; None: the server's first
     api_key: str | None = field(default=None, repr=False)  # openai; else from the env
     timeout_s: float = 30.0  # openai: longest wait for the server's next byte
+    adapter: str = "default"  # engine.adapter: "default" | "none" | a GGUF LoRA path
 
 
 @runtime_checkable

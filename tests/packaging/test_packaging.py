@@ -34,6 +34,9 @@ def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
     assert "shadowtab/__init__.py" not in names  # a namespace package
     for part in SUBPACKAGES:
         assert f"shadowtab/{part.replace('.', '/')}/__init__.py" in names
+    # the next-edit adapter's folder travels with the engine (its card at least)
+    assert "shadowtab/inference/adapters/README.md" in names
+    assert not any(name.startswith("training/") for name in names)
 
     target = tmp_path / "site"
     subprocess.run(

@@ -20,6 +20,7 @@ from ..api import (
     check_request,
     truncate_prompt,
 )
+from .adapter import AdapterError, resolve
 from .decoding import SequenceWriter, prefill_only
 from .generation import GenerationRequest, run_generation
 from .kv_cache import PrefixCache
@@ -62,10 +63,14 @@ class LlamaCppEngine:
         load: bool = True,
         data_dir: Path | None = None,
         requantize_to: str | None = DEFAULT_REQUANTIZATION,
+        adapter: str | None = "default",
     ) -> None:
         """With no model_path the packaged model is used; with a data_dir it is first
         requantized to `requantize_to` (once, cached there): measured faster, see
-        benchmarks/requantize.py. A configured model is used as it is."""
+        benchmarks/requantize.py. A configured model is used as it is.
+        `adapter` (the `engine.adapter` setting): "default" (the packaged LoRA adapter,
+        on the packaged model, when the package has one), "none", or a GGUF adapter path;
+        one that cannot be used is reported in stats() and the base model serves."""
         if n_ctx < 64:
             raise EngineError(f"n_ctx must be at least 64, got {n_ctx}")
         if kv_cache_mb <= 0:
@@ -74,6 +79,10 @@ class LlamaCppEngine:
         self._requantize_to = None if model_path else requantize_to
         self.data_dir = data_dir
         self.loaded_model_path = self.model_path
+        self.adapter_setting = adapter or "default"
+        self._custom_model = model_path is not None and bool(model_path)
+        self.adapter_file: Path | None = None
+        self.adapter_error: str | None = None
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
         self.kv_cache_mb = kv_cache_mb
@@ -116,8 +125,24 @@ class LlamaCppEngine:
         except BaseException:
             runtime.close()
             raise
+        self._attach_adapter(runtime)
         cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), runtime.n_cells)
         return runtime, cache
+
+    def _attach_adapter(self, runtime: LlamaRuntime) -> None:
+        """A bad adapter costs the fine-tuning, never the engine: log it, say it in
+        stats(), serve with the base model."""
+        choice = resolve(self.adapter_setting, self._custom_model)
+        self.adapter_file, self.adapter_error = None, None
+        if choice.path is None:
+            return
+        try:
+            runtime.attach_adapter(choice.path)
+        except AdapterError as exc:
+            self.adapter_error = f"{exc}; serving the base model without it"
+            logger.warning("%s", self.adapter_error)
+        else:
+            self.adapter_file = choice.path
 
     def _model_file(self) -> Path:
         if self._requantize_to is None or self.data_dir is None:
@@ -258,8 +283,10 @@ class LlamaCppEngine:
             "state": self._state,
             "engine": "llama.cpp",
             "device": "cpu",
-            "adapter": None,
             "model": str(self.loaded_model_path),
+            "adapter": str(self.adapter_file) if self.adapter_file else None,
+            "adapter_setting": self.adapter_setting,
+            "adapter_error": self.adapter_error,
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
             "cache": info,

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..api import EngineError, ModelLoadError
+from . import adapter as lora
 from .model_files import check_gguf_file
 
 # llama-cpp-python's log callback prints every llama.cpp line unless its logger says otherwise.
@@ -118,6 +119,7 @@ class LlamaRuntime:
         self.config = ContextConfig(n_cells=0, n_seq_max=1, n_threads=1, n_batch=1)
         self._ctx: ctypes.c_void_p | None = None
         self._batch: llama_cpp.llama_batch | None = None
+        self._adapter: object | None = None  # llama.cpp frees it with the model
 
     def open_context(self, config: ContextConfig) -> None:
         params = llama_cpp.llama_context_default_params()
@@ -138,6 +140,12 @@ class LlamaRuntime:
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, 1)
+
+    def attach_adapter(self, path: Path, scale: float = 1.0) -> None:
+        """Apply a LoRA adapter to every later decode (raises lora.AdapterError)."""
+        if not self._model or not self._ctx:
+            raise EngineError("the llama.cpp context is closed")
+        self._adapter = lora.attach(self._model, self._ctx, path, scale)
 
     @property
     def n_cells(self) -> int:

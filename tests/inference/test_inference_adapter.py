@@ -1,0 +1,114 @@
+"""engine.adapter: a LoRA adapter loads onto the quantized base and changes its output;
+a missing, corrupt, truncated or wrong-shape adapter is named in stats() and the
+engine keeps serving with the base model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from shadowtab.inference import LlamaCppEngine
+
+PROMPT = "def add(a, b):\n    return"
+HIDDEN, KV, FFN, LAYERS = 576, 192, 1536, 30
+SHAPES = {  # llama.cpp tensor -> (in, out)
+    "attn_q": (HIDDEN, HIDDEN),
+    "attn_k": (HIDDEN, KV),
+    "attn_v": (HIDDEN, KV),
+    "attn_output": (HIDDEN, HIDDEN),
+    "ffn_gate": (HIDDEN, FFN),
+    "ffn_up": (HIDDEN, FFN),
+    "ffn_down": (FFN, HIDDEN),
+}
+
+
+def write_adapter(path: Path, hidden: int = HIDDEN, scale: float = 0.05) -> Path:
+    """A random rank-4 LoRA adapter for every linear layer (hidden != HIDDEN: wrong shapes)."""
+    gguf = pytest.importorskip("gguf", reason="writing a test adapter needs the gguf package")
+    rng = np.random.default_rng(0)
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, 8.0)
+    for layer in range(LAYERS):
+        for name, (fan_in, fan_out) in SHAPES.items():
+            fan_in = hidden if fan_in == HIDDEN else fan_in
+            base = f"blk.{layer}.{name}.weight"
+            a = (rng.standard_normal((4, fan_in)) * scale).astype(np.float32)
+            b = (rng.standard_normal((fan_out, 4)) * scale).astype(np.float32)
+            writer.add_tensor(f"{base}.lora_a", a)
+            writer.add_tensor(f"{base}.lora_b", b)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def engine_with(adapter: str) -> LlamaCppEngine:
+    return LlamaCppEngine(n_ctx=512, kv_cache_mb=16, adapter=adapter)
+
+
+@pytest.fixture(scope="module")
+def base_text(engine: LlamaCppEngine) -> str:
+    return engine.complete(PROMPT, max_tokens=12).texts[0]
+
+
+@pytest.fixture
+def closing() -> Iterator[list[LlamaCppEngine]]:
+    engines: list[LlamaCppEngine] = []
+    yield engines
+    for instance in engines:
+        instance.close()
+
+
+def test_default_without_a_packaged_adapter_is_the_base_model(engine: LlamaCppEngine) -> None:
+    from shadowtab.inference.engines.llama_cpp.adapter import packaged_adapter
+
+    stats = engine.stats()
+    assert stats["adapter_setting"] == "default"
+    assert stats["adapter"] == (str(packaged_adapter()) if packaged_adapter() else None)
+    assert stats["adapter_error"] is None
+
+
+def test_adapter_loads_and_changes_the_output(
+    tmp_path: Path, base_text: str, closing: list[LlamaCppEngine]
+) -> None:
+    path = write_adapter(tmp_path / "test.lora.gguf")
+    tuned = engine_with(str(path))
+    closing.append(tuned)
+    assert tuned.stats()["adapter"] == str(path)
+    assert tuned.stats()["adapter_error"] is None
+    assert tuned.complete(PROMPT, max_tokens=12).texts[0] != base_text
+
+
+@pytest.mark.parametrize("damage", ["missing", "not_gguf", "truncated", "wrong_shape"])
+def test_a_bad_adapter_is_named_and_the_base_model_serves(
+    damage: str, tmp_path: Path, base_text: str, closing: list[LlamaCppEngine]
+) -> None:
+    path = tmp_path / "bad.lora.gguf"
+    if damage == "not_gguf":
+        path.write_bytes(b"PK\x03\x04 not an adapter")
+    elif damage == "truncated":
+        whole = write_adapter(tmp_path / "whole.lora.gguf").read_bytes()
+        path.write_bytes(whole[: len(whole) // 3])
+    elif damage == "wrong_shape":
+        write_adapter(path, hidden=HIDDEN * 2)
+    served = engine_with(str(path))
+    closing.append(served)
+    stats = served.stats()
+    assert stats["state"] == "ready"
+    assert stats["adapter"] is None
+    assert "engine.adapter" in stats["adapter_error"]
+    assert str(path) in stats["adapter_error"]
+    assert "base model" in stats["adapter_error"]
+    assert served.complete(PROMPT, max_tokens=12).texts[0] == base_text
+
+
+def test_none_means_no_adapter(closing: list[LlamaCppEngine]) -> None:
+    served = engine_with("none")
+    closing.append(served)
+    assert served.stats()["adapter"] is None
+    assert served.stats()["adapter_error"] is None

@@ -1,0 +1,100 @@
+"""Export a training checkpoint's adapter as a llama.cpp GGUF LoRA adapter.
+
+    python -m training.export --checkpoint training/checkpoints/adapter-latest.pt \
+        --out DIR/shadowtab-next-edit.lora.gguf
+
+Layout as llama.cpp's `convert_lora_to_gguf.py` writes it: `general.type = adapter`,
+`adapter.type = lora`, `adapter.lora.alpha`; per target `<base tensor>.lora_a` (rank x
+in, peft's A) and `.lora_b` (out x rank, peft's B), float32. transformers un-permutes
+the q/k projections when it reads a llama GGUF (llama.cpp stores them rope-permuted),
+so B of attn_q/attn_k is permuted back the way the converter permutes those weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+N_HEAD = 9  # SmolLM2-135M: 9 query heads share 3 KV heads
+N_HEAD_KV = 3
+BASE_NAMES = {
+    "self_attn.q_proj": "attn_q",
+    "self_attn.k_proj": "attn_k",
+    "self_attn.v_proj": "attn_v",
+    "self_attn.o_proj": "attn_output",
+    "mlp.gate_proj": "ffn_gate",
+    "mlp.up_proj": "ffn_up",
+    "mlp.down_proj": "ffn_down",
+}
+PEFT_NAME = re.compile(r"layers\.(\d+)\.(\w+\.\w+)\.lora_([AB])\.(?:\w+\.)?weight$")
+
+
+def permute_rows(weight: Any, n_head: int) -> Any:
+    """llama.cpp's rope permutation of a q/k projection's output rows."""
+    rows = weight.shape[0]
+    return (
+        weight.reshape(n_head, 2, rows // n_head // 2, *weight.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weight.shape)
+    )
+
+
+def gguf_tensors(adapter: dict[str, Any]) -> dict[str, Any]:
+    """llama.cpp tensor name -> float32 numpy array, from peft's adapter state."""
+    out: dict[str, Any] = {}
+    for name, tensor in adapter.items():
+        match = PEFT_NAME.search(name)
+        if match is None:
+            raise ValueError(f"not a LoRA tensor of a known layer: {name}")
+        layer, module, which = match.groups()
+        base = f"blk.{layer}.{BASE_NAMES[module]}.weight"
+        value = tensor.float()
+        if which == "B" and module == "self_attn.q_proj":
+            value = permute_rows(value, N_HEAD)
+        elif which == "B" and module == "self_attn.k_proj":
+            value = permute_rows(value, N_HEAD_KV)
+        out[f"{base}.lora_{which.lower()}"] = value.contiguous().numpy()
+    return out
+
+
+def write_adapter(path: Path, adapter: dict[str, Any], alpha: float, name: str) -> Path:
+    import gguf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name(name)
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(alpha))
+    for tensor_name, array in sorted(gguf_tensors(adapter).items()):
+        writer.add_tensor(tensor_name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def export_checkpoint(checkpoint_path: Path, out: Path) -> Path:
+    import torch
+
+    saved = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
+    alpha = saved["shape"]["alpha"]
+    name = f"shadowtab next-edit LoRA r{saved['shape']['rank']} step {saved['step']}"
+    return write_adapter(out, saved["adapter"], alpha, name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--checkpoint", type=Path, default=Path("training/checkpoints/adapter-latest.pt")
+    )
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    print(export_checkpoint(args.checkpoint, args.out))
+
+
+if __name__ == "__main__":
+    main()
