@@ -2,9 +2,10 @@
 
 Held back (never used for tuning or training): the records of `edits-train*.jsonl` whose
 
-    int(sha256(f"{repo}@{commit}".encode()).hexdigest()[:8], 16) % 10 == 0
+    int(sha1(f"{repo}@{commit}".encode()).hexdigest(), 16) % 10 == 0
 
-(about 10%). Training and tuning use the rest ("train"); `edits-dev.jsonl` is for
+(about 10%; the same rule as `training/split.py`, so the adapter is never evaluated on
+what it was trained on). Training and tuning use the rest ("train"); `edits-dev.jsonl` is for
 development. The same hash orders the records, so a prefix of any split mixes the
 repositories instead of taking the first one's commits.
 """
@@ -30,7 +31,8 @@ def record_hash(record: dict[str, Any]) -> int:
 
 
 def is_held_back(record: dict[str, Any]) -> bool:
-    return record_hash(record) % HELD_BACK_BUCKETS == 0
+    key = f"{record['repo']}@{record['commit']}".encode()
+    return int(hashlib.sha1(key).hexdigest(), 16) % HELD_BACK_BUCKETS == 0
 
 
 def records(corpus: Path, split: Split) -> list[dict[str, Any]]:
