@@ -26,6 +26,7 @@ def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCp
 def test_second_request_sharing_a_prefix_evaluates_only_new_tokens(
     engine: LlamaCppEngine,
 ) -> None:
+    engine.clear_cache()  # the session's engine holds other tests' prompts: start cold
     base = "# unique marker 1\n" + long_code(900)
     first = engine.complete(base, 2)
     second = engine.complete(base + "def main():\n    ", 2)
