@@ -5,7 +5,6 @@ and per case the editor's open / edit / pause / ask sequence."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +17,17 @@ from eval_report import Observation, Suggestion
 from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
 
 LOAD_TIMEOUT_S = 600
-# Names the engine/predictor options may give an adapter and a prompt format. None of
-# them exists in this build yet: the flags then refuse anything but their defaults.
-ADAPTER_FIELDS = ("adapter_path", "lora_path", "adapter")
-FORMAT_FIELDS = ("next_edit_format", "prompt_format", "format")
-BUILTIN_FORMAT = "builtin"  # inference/prompts.py's layout, the predictor's only one now
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One model configuration to evaluate: EngineOptions fields to set."""
+    """One model configuration to evaluate: EngineOptions fields, the `[next_edit]
+    format` (None: auto, the adapter's) and the confidence threshold."""
 
     options: dict[str, Any]
     adapter: str | None
     format: str | None
+    min_confidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -42,32 +38,24 @@ class Pauses:
 
 
 def variants(
-    model: str | None, adapters: list[str] | None, formats: list[str] | None, threads: int
+    model: str | None,
+    adapters: list[str] | None,
+    formats: list[str] | None,
+    threads: int,
+    min_confidence: float = 0.0,
 ) -> list[Variant]:
-    """Every adapter x format asked for, each on the same cases (side by side)."""
-    from shadowtab.inference import EngineOptions
-
-    names = {f.name for f in dataclasses.fields(EngineOptions)}
+    """Every adapter x format asked for, each on the same cases (side by side).
+    adapter: "default" (the packaged one), "none" or a GGUF path; format: a registered
+    name or "auto"."""
     chosen = []
-    no_choice: list[str | None] = [None]
-    for adapter in adapters or no_choice:
-        for fmt in formats or no_choice:
+    for adapter in adapters or ["default"]:
+        for fmt in formats or ["auto"]:
             options: dict[str, Any] = {"kind": "llama.cpp", "n_threads": threads}
             if model:
                 options["model_path"] = model
-            if adapter not in (None, "none"):
-                options[_field(names, ADAPTER_FIELDS, "an adapter")] = adapter
-            if fmt not in (None, BUILTIN_FORMAT):
-                options[_field(names, FORMAT_FIELDS, "a prompt format")] = fmt
-            chosen.append(Variant(options, None if adapter == "none" else adapter, fmt))
+            options["adapter"] = adapter
+            chosen.append(Variant(options, adapter, fmt, min_confidence))
     return chosen
-
-
-def _field(names: set[str], candidates: tuple[str, ...], what: str) -> str:
-    for name in candidates:
-        if name in names:
-            return name
-    raise ValueError(f"this build's engine options take no {what} (none of {candidates})")
 
 
 async def start_hub(
@@ -83,7 +71,14 @@ async def start_hub(
     engine = EngineOptions(**options, data_dir=data_dir)
     linters = dict(DEFAULT_LINTERS)
     hub = Hub(
-        HubOptions(state_dir=scratch / "state", engine=engine, linters=linters, predictor=predictor)
+        HubOptions(
+            state_dir=scratch / "state",
+            engine=engine,
+            linters=linters,
+            predictor=predictor,
+            next_edit_format=variant.format or "auto",
+            min_confidence=variant.min_confidence,
+        )
     )
     await hub.start()
     deadline = time.monotonic() + LOAD_TIMEOUT_S
@@ -98,11 +93,13 @@ async def start_hub(
     await client.call("initialize", initialize_params(root.as_uri()))
     client.notify("initialized", {})
     loaded = hub.engine_host.get_engine()
-    model = Path(str(loaded.stats().get("model", "?") if loaded else "?")).name
+    stats = loaded.stats() if loaded else {}
+    model_source = getattr(hub.predictor, "model", None)  # EnginePredictor's ModelSource
     described = {
-        "model": model,
-        "adapter": variant.adapter,
-        "format": variant.format or getattr(hub.predictor, "format_name", None) or BUILTIN_FORMAT,
+        "model": Path(str(stats.get("model", "?"))).name,
+        "adapter": Path(str(stats["adapter"])).name if stats.get("adapter") else None,
+        "adapter_error": stats.get("adapter_error"),
+        "format": model_source.format.name if model_source is not None else None,
     }
     return hub, client, described
 

@@ -1,9 +1,11 @@
 """KV cache reuse while typing: replay typing real code into a ~1,500-token file, one
-keystroke per character, with prompts built as the predictor builds them
-(shadowtab.inference.next_edit.prompts). Prints one JSON line:
+keystroke per character, with prompts built as the predictor builds them (ghost text:
+shadowtab.inference.next_edit.prompts; next edit: every format of
+shadowtab.inference.next_edit.formats, with the typing as its edit events). Prints one
+JSON line:
 
 - median share of prompt tokens served from the cache per keystroke (a request on every
-  keystroke), for the inline-completion and the next-edit layouts;
+  keystroke), for the inline-completion prompt and each next-edit format;
 - p50 first-token latency of those requests (warm) against the same prompts on an empty
   cache (cold);
 - requests only at word ends, with warming on every keystroke (as the daemon does on
@@ -22,11 +24,15 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.next_edit.prompts import RecentEdit, completion_prompt, next_edit_prompt
+from shadowtab.inference.next_edit.events import Edit, edit_context
+from shadowtab.inference.next_edit.formats import FORMATS, get_format
+from shadowtab.inference.next_edit.prompts import completion_prompt
+from shadowtab.inference.next_edit.situation import Situation
 
 FILE_TOKENS = 1500
 MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing
 SESSION_MAX_TOKENS = 8
+KEYSTROKE_S = 0.15  # the typing pace of the next-edit prompts' edit events
 TYPED = (
     "        if width <= 0:\n"
     '            raise ValueError(f"invalid width {width!r} (must be > 0)")\n'
@@ -54,9 +60,18 @@ def inline_prompt(path: str, text: str, cursor: int) -> str:
     return completion_prompt(path, text, cursor)
 
 
-def next_edit(path: str, text: str, cursor: int, typed: str) -> str:
-    edits = [RecentEdit(path, "", typed)] if typed else []
-    return next_edit_prompt(path, text, cursor, edits).prompt
+def next_edit(format_name: str, path: str, text: str, cursor: int, typed: str) -> str:
+    """The format's prompt after `typed` was typed at `cursor - len(typed)`, one edit
+    event per character, as the shadow workspace records them."""
+    start = cursor - len(typed)
+    edits = [Edit(path, KEYSTROKE_S * (i + 1), start + i, "", char) for i, char in enumerate(typed)]
+    context = edit_context(edits, path, text, cursor)
+    rendered = get_format(format_name).render(
+        Situation(path, text, cursor, context.in_progress, context.past)
+    )
+    if rendered is None:
+        raise RuntimeError(f"format {format_name} rendered no prompt for the typing trace")
+    return rendered.prompt
 
 
 def keystrokes(text: str, cut: int, typed: str):
@@ -72,7 +87,7 @@ def per_keystroke(engine: LlamaCppEngine, path: str, text: str, cut: int, typed:
         if layout == "inline":
             prompt = inline_prompt(path, current, cursor)
         else:
-            prompt = next_edit(path, current, cursor, so_far)
+            prompt = next_edit(layout, path, current, cursor, so_far)
         stats = engine.complete(prompt, MAX_TOKENS).stats
         shares.append(stats.reused_prompt_tokens / stats.prompt_tokens)
         firsts.append(stats.first_token_seconds)
@@ -117,9 +132,12 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
     engine = LlamaCppEngine(n_ctx=4096, kv_cache_mb=256, data_dir=data_dir)
     text, cut = source_file(engine)
     inline_shares, warm_firsts = per_keystroke(engine, "a.py", text, cut, typed, "inline")
-    edit_shares, _ = per_keystroke(
-        engine, "b.py", text, cut, typed[: 8 if quick else 32], "next_edit"
-    )
+    edit_shares = {
+        name: statistics.median(
+            per_keystroke(engine, f"{name}.py", text, cut, typed[: 8 if quick else 32], name)[0]
+        )
+        for name in sorted(FORMATS)
+    }
     cold = cold_first_tokens(engine, text, cut, typed, 2 if quick else 5)
     on = typing_session(engine, "c.py", text, cut, typed, warming=True)
     off = typing_session(engine, "d.py", text, cut, typed, warming=False)
@@ -134,7 +152,7 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
         "prompt_tokens": prompt_tokens,
         "keystrokes": len(typed),
         "median_reused_share_inline": round(statistics.median(inline_shares), 4),
-        "median_reused_share_next_edit": round(statistics.median(edit_shares), 4),
+        "median_reused_share_next_edit": {k: round(v, 4) for k, v in edit_shares.items()},
         "p50_first_token_warm_s": p50(warm_firsts),
         "p50_first_token_cold_s": p50(cold),
         "warm_over_cold": round(p50(warm_firsts) / p50(cold), 4),

@@ -3,7 +3,7 @@ language server, as an editor would, and scores what it suggests against the com
 
     python benchmarks/next_edit_eval.py [--corpus DIR] [--split heldout|dev|train]
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
-        [--adapter PATH|none ...] [--format NAME ...]
+        [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
 
 Modes (benchmarks/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest) and
@@ -75,10 +75,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keystroke", type=float, default=0.02, help="seconds between keys")
     parser.add_argument("--model", help="GGUF path (default: the packaged model)")
     parser.add_argument(
-        "--adapter", action="append", help="LoRA adapter path, or 'none'; repeat to compare"
+        "--adapter",
+        action="append",
+        help="LoRA adapter: 'default' (the packaged one), 'none' or a GGUF path; repeat to compare",
     )
     parser.add_argument(
-        "--format", action="append", help="next-edit prompt format name; repeat to compare"
+        "--format",
+        action="append",
+        help="next-edit prompt format: 'auto' (the adapter's, else generic) or a name; repeat",
+    )
+    parser.add_argument(
+        "--min-confidence", type=float, default=0.0, help="the predictor's threshold"
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(line))
         return 0
     try:
-        chosen = variants(args.model, args.adapter, args.format, args.threads)
+        chosen = variants(args.model, args.adapter, args.format, args.threads, args.min_confidence)
     except ValueError as exc:
         print(f"next_edit_eval: {exc}", file=sys.stderr)
         return 2

@@ -17,7 +17,6 @@ import argparse
 import itertools
 import json
 import os
-import select
 import shutil
 import socket
 import struct
@@ -32,110 +31,18 @@ import msgpack
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from lsp_fuzzing import JSON, METHODS, LspWire, lsp_messages
 
 CLI = [sys.executable, "-m", "shadowtab.daemon.cli"]
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)  # what msgpack can carry
-    | st.floats(allow_nan=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-METHODS = [
-    "textDocument/didOpen",
-    "textDocument/didChange",
-    "textDocument/didClose",
-    "textDocument/didSave",
-    "textDocument/inlineCompletion",
-    "textDocument/copilotInlineEdit",
-    "shadowtab/nextEdit",
-    "workspace/executeCommand",
-    "initialize",
-    "shutdown",
-    "$/cancelRequest",
-    "textDocument/hover",
-    "no/such/method",
-]
-COMMANDS = [
-    "shadowtab.lock.status",
-    "shadowtab.lock.take",
-    "shadowtab.lock.release",
-    "shadowtab.lock.toggle",
-    "shadowtab.shadow.applyEdit",
-    "shadowtab.shadow.diff",
-    "shadowtab.shadow.pending",
-    "nope",
-]
-RAW = [
-    b"Content-Length: abc\r\n\r\n{}",
-    b"Content-Length: -5\r\n\r\n",
-    b"Content-Length: 99999999999999\r\n\r\n{}",
-    b'Content-Length: 100\r\n\r\n{"jsonrpc": "2.0"',
-    b"\xff\xfe\xfd\r\n\r\n",
-    b"X" * 70_000 + b"\r\n\r\n",
-]
 
 
-class LspConnection:
+class LspConnection(LspWire):
     """A blocking LSP connection on the daemon's socket."""
 
     def __init__(self, path: str) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
-        self.ids = itertools.count(1)
-        self.buffer = b""
-
-    def send_body(self, body: bytes) -> None:
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def send(self, message: Any) -> None:
-        self.send_body(json.dumps(message).encode())
-
-    def request(self, method: str, params: Any) -> int:
-        msg_id = next(self.ids)
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return msg_id
-
-    def read(self, timeout: float = 30.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            header, found, rest = self.buffer.partition(b"\r\n\r\n")
-            if found:
-                length = next(
-                    int(line.split(b":")[1])
-                    for line in header.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                )
-                if len(rest) >= length:
-                    self.buffer = rest[length:]
-                    message: dict[str, Any] = json.loads(rest[:length])
-                    return message
-            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise TimeoutError("no answer")
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("the daemon closed the connection")
-            self.buffer += chunk
-
-    def answers(self, ids: set[int]) -> dict[Any, dict[str, Any]]:
-        replies: dict[Any, dict[str, Any]] = {}
-        while not ids <= replies.keys():
-            message = self.read()
-            if "method" in message:
-                if "id" in message:
-                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-                continue
-            replies[message.get("id")] = message
-        return replies
-
-    def call(self, method: str, params: Any) -> dict[str, Any]:
-        msg_id = self.request(method, params)
-        return self.answers({msg_id})[msg_id]
+        super().__init__(self.sock.sendall, lambda: self.sock.recv(1 << 20), self.sock.fileno())
 
     def initialize(self, root: Path) -> None:
         folders = [{"uri": root.as_uri(), "name": root.name}]
@@ -176,44 +83,10 @@ def control_frame(message: Any) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
-def params_for(root: Path) -> st.SearchStrategy[Any]:
-    uris = st.sampled_from(
-        [(root / "a.py").as_uri(), (root / "b.py").as_uri(), "untitled:1", "file:///no/x.py"]
-    )
-    number = st.integers(min_value=-(2**40), max_value=2**40) | JSON
-    position = st.fixed_dictionaries({"line": number, "character": number})
-    document = st.fixed_dictionaries(
-        {"uri": uris | JSON, "version": st.integers(-(2**40), 2**40)},
-        optional={"languageId": st.just("python"), "text": st.text(max_size=30)},
-    )
-    change = st.fixed_dictionaries(
-        {"text": st.text(max_size=10)},
-        optional={"range": st.fixed_dictionaries({"start": position, "end": position})},
-    )
-    return st.one_of(
-        JSON,
-        st.fixed_dictionaries({"textDocument": document, "position": position}),
-        st.fixed_dictionaries(
-            {"textDocument": document, "contentChanges": st.lists(change, max_size=3)}
-        ),
-        st.fixed_dictionaries(
-            {"command": st.sampled_from(COMMANDS), "arguments": st.lists(JSON, max_size=2)}
-        ),
-        st.fixed_dictionaries({"id": JSON}),
-    )
-
-
 def messages(root: Path) -> st.SearchStrategy[tuple[str, Any]]:
-    method = st.sampled_from(METHODS) | st.text(max_size=10)
-    request = st.fixed_dictionaries({"method": method, "params": params_for(root)})
-    notification = st.fixed_dictionaries({"method": method, "params": params_for(root)})
+    """LSP messages of every kind (shutdown and broken framing too) and control frames."""
     return st.one_of(
-        request.map(lambda m: ("request", m)),
-        request.map(lambda m: ("request", m)),
-        notification.map(lambda m: ("notification", m)),
-        st.binary(max_size=40).map(lambda b: ("body", b)),
-        JSON.map(lambda j: ("json", j)),
-        st.sampled_from(RAW).map(lambda b: ("raw", b)),
+        lsp_messages(root, [*METHODS, "shutdown"], raw=True),
         JSON.map(lambda j: ("control", control_frame(j))),
         st.fixed_dictionaries(
             {"cmd": JSON | st.sampled_from(["status", "lock.take", "stop!"])},

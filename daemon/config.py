@@ -59,6 +59,7 @@ class Settings:
 
     def engine_options(self, data_dir: Path | None = None) -> EngineOptions:
         from shadowtab.inference import EngineOptions
+        from shadowtab.inference.next_edit.formats import FORMATS
 
         return EngineOptions(
             kind=self.engine_kind,
@@ -74,6 +75,7 @@ class Settings:
             api_key=self.api_key,
             timeout_s=self.timeout_s,
             adapter=self.adapter,
+            adapter_formats=tuple(FORMATS),
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:

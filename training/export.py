@@ -61,6 +61,8 @@ def gguf_tensors(adapter: dict[str, Any]) -> dict[str, Any]:
 
 def write_adapter(path: Path, adapter: dict[str, Any], alpha: float, name: str) -> Path:
     import gguf
+    from shadowtab.inference.engines.llama_cpp.adapter import FORMAT_KEY
+    from shadowtab.inference.next_edit.formats import ADAPTER_FORMAT
 
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = gguf.GGUFWriter(str(path), "llama")
@@ -68,6 +70,7 @@ def write_adapter(path: Path, adapter: dict[str, Any], alpha: float, name: str) 
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(alpha))
+    writer.add_string(FORMAT_KEY, ADAPTER_FORMAT)  # the predictor renders this format
     for tensor_name, array in sorted(gguf_tensors(adapter).items()):
         writer.add_tensor(tensor_name, array)
     writer.write_header_to_file()

@@ -29,6 +29,7 @@ def create_engine(
             on_progress=on_progress,
             data_dir=options.data_dir,
             adapter=options.adapter,
+            adapter_formats=options.adapter_formats,
         )
     if options.kind == "torch":
         return _torch_engine(options, on_progress)

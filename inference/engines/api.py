@@ -79,6 +79,9 @@ class EngineOptions:
     api_key: str | None = field(default=None, repr=False)  # openai; else from the env
     timeout_s: float = 30.0  # openai: longest wait for the server's next byte
     adapter: str = "default"  # engine.adapter: "default" | "none" | a GGUF LoRA path
+    # The prompt formats the predictor can render: an adapter trained on another is
+    # refused (None: no check).
+    adapter_formats: tuple[str, ...] | None = None
 
 
 @runtime_checkable

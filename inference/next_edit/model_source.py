@@ -12,7 +12,7 @@ from .candidates import Candidate, Query
 from .confidence import confidence
 from .edits import minimal_edits
 from .filters import is_noise
-from .formats import Format, stop_strings
+from .formats import Format, choose_format, stop_strings
 from .formats.base import FinishReason
 from .situation import RenderedPrompt
 
@@ -33,19 +33,32 @@ class ModelSource:
 
     name = NAME
 
-    def __init__(self, engine_getter: Callable[[], Engine | None], fmt: Format) -> None:
+    def __init__(
+        self, engine_getter: Callable[[], Engine | None], format_name: str | None = None
+    ) -> None:
         self._engine_getter = engine_getter
-        self.format = fmt
+        self.format_name = format_name  # None / "auto": the loaded adapter's format
+        self._chosen: tuple[Engine | None, Format] | None = None
+
+    @property
+    def format(self) -> Format:
+        """The configured format, or (auto) the format of the adapter the engine loaded
+        (its GGUF names the format it was trained on), else generic."""
+        engine = self._engine_getter()
+        if self._chosen is None or self._chosen[0] is not engine:
+            self._chosen = (engine, choose_format(self.format_name, adapter_format(engine)))
+        return self._chosen[1]
 
     def prompt(self, query: Query) -> RenderedPrompt | None:
         return self.format.render(query.situation)
 
     def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
         engine = self._engine_getter()
-        rendered = self.prompt(query)
+        fmt = self.format
+        rendered = fmt.render(query.situation)
         if engine is None or rendered is None:
             return []
-        stop = stop_strings(self.format, rendered)
+        stop = stop_strings(fmt, rendered)
         draft_tokens = len(engine.tokenize(rendered.draft, special=True))
         completion = engine.rewrite(
             rendered.prompt,
@@ -59,13 +72,14 @@ class ModelSource:
         for marker in stop:
             body = body.removesuffix(marker)
         found = (
-            self._candidate(query, rendered, body, completion, i)
+            self._candidate(fmt, query, rendered, body, completion, i)
             for i in range(len(completion.texts))
         )
         return [c for c in found if c is not None]
 
     def _candidate(
         self,
+        fmt: Format,
         query: Query,
         rendered: RenderedPrompt,
         body: str,
@@ -75,7 +89,7 @@ class ModelSource:
         answer = completion.texts[index]
         reasons = completion.finish_reasons
         finish = _REASONS.get(reasons[index], "unknown") if index < len(reasons) else "unknown"
-        parsed = self.format.parse(answer, finish)
+        parsed = fmt.parse(answer, finish)
         text = query.situation.text
         region = text[rendered.region_start : rendered.region_end]
         if parsed is None:
@@ -91,6 +105,17 @@ class ModelSource:
             edits,
             confidence(body, answer, logprobs, offsets),
             NAME,
-            self.format.name,
+            fmt.name,
             region=(rendered.region_start, rendered.region_end),
         )
+
+
+def adapter_format(engine: Engine | None) -> str | None:
+    """The prompt format the engine's loaded adapter was trained on, if it says."""
+    if engine is None:
+        return None
+    try:
+        name = engine.stats().get("adapter_format")
+    except Exception:  # an engine that cannot describe itself has no adapter format
+        return None
+    return name if isinstance(name, str) else None

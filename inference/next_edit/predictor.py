@@ -19,7 +19,6 @@ from .candidates import CandidateSource, Query, merged, rank
 from .completion_source import CompletionSource
 from .events import Edit, edit_context
 from .feedback import FeedbackCounts
-from .formats import choose_format
 from .model_source import ModelSource
 from .pipeline import NextEditPipeline, Suggestion
 from .reversal import undoes_user
@@ -107,7 +106,7 @@ def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
 
 class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
-    format `format_name` (None/"auto": the adapter's when `adapter_format` is given,
+    format `format_name` (None/"auto": the format of the adapter the engine loaded,
     else generic). Ghost text falls back to plain continuation when the rewrite offers
     none at the cursor. `engine_getter` returns None while the model loads."""
 
@@ -115,11 +114,10 @@ class EnginePredictor:
         self,
         engine_getter: Callable[[], Engine | None],
         format_name: str | None = None,
-        adapter_format: str | None = None,
         min_confidence: float = 0.0,
         sources: Sequence[CandidateSource] = (),
     ) -> None:
-        self.model = ModelSource(engine_getter, choose_format(format_name, adapter_format))
+        self.model = ModelSource(engine_getter, format_name)
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
         self._completion = CompletionSource(engine_getter)
         self._engine_getter = engine_getter

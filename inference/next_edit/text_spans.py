@@ -3,6 +3,9 @@ by slice comparison: big files stay cheap) and line boundaries around an offset.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
+
 
 def common_prefix(a: str, b: str) -> int:
     """Length of the longest common prefix: a binary search on slice equality."""
@@ -38,3 +41,18 @@ def line_end_after(text: str, offset: int, lines: int = 0) -> int:
             return len(text)
         offset = found + 1
     return offset
+
+
+def line_starts(text: str) -> list[int]:
+    """Offset of the first character of each line."""
+    starts = [0]
+    index = text.find("\n")
+    while index != -1:
+        starts.append(index + 1)
+        index = text.find("\n", index + 1)
+    return starts
+
+
+def line_of(starts: Sequence[int], offset: int) -> int:
+    """The 0-based line holding `offset`, given `line_starts` of the text."""
+    return bisect.bisect_right(starts, offset) - 1

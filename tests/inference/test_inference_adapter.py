@@ -10,6 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from shadowtab.inference import LlamaCppEngine
+from shadowtab.inference.engines.llama_cpp.adapter import FORMAT_KEY
+from shadowtab.inference.next_edit.formats import FORMATS
+from shadowtab.inference.next_edit.predictor import EnginePredictor
 
 PROMPT = "def add(a, b):\n    return"
 HIDDEN, KV, FFN, LAYERS = 576, 192, 1536, 30
@@ -24,14 +27,19 @@ SHAPES = {  # llama.cpp tensor -> (in, out)
 }
 
 
-def write_adapter(path: Path, hidden: int = HIDDEN, scale: float = 0.05) -> Path:
-    """A random rank-4 LoRA adapter for every linear layer (hidden != HIDDEN: wrong shapes)."""
+def write_adapter(
+    path: Path, hidden: int = HIDDEN, scale: float = 0.05, prompt_format: str | None = None
+) -> Path:
+    """A random rank-4 LoRA adapter for every linear layer (hidden != HIDDEN: wrong shapes),
+    naming `prompt_format` as the format it was trained on."""
     gguf = pytest.importorskip("gguf", reason="writing a test adapter needs the gguf package")
     rng = np.random.default_rng(0)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, 8.0)
+    if prompt_format is not None:
+        writer.add_string(FORMAT_KEY, prompt_format)
     for layer in range(LAYERS):
         for name, (fan_in, fan_out) in SHAPES.items():
             fan_in = hidden if fan_in == HIDDEN else fan_in
@@ -47,13 +55,16 @@ def write_adapter(path: Path, hidden: int = HIDDEN, scale: float = 0.05) -> Path
     return path
 
 
-def engine_with(adapter: str) -> LlamaCppEngine:
-    return LlamaCppEngine(n_ctx=512, kv_cache_mb=16, adapter=adapter)
+def engine_with(adapter: str, formats: tuple[str, ...] | None = None) -> LlamaCppEngine:
+    return LlamaCppEngine(n_ctx=512, kv_cache_mb=16, adapter=adapter, adapter_formats=formats)
 
 
 @pytest.fixture(scope="module")
-def base_text(engine: LlamaCppEngine) -> str:
-    return engine.complete(PROMPT, max_tokens=12).texts[0]
+def base_text() -> Iterator[str]:
+    """The base model's output, without any adapter (the packaged one included)."""
+    base = engine_with("none")
+    yield base.complete(PROMPT, max_tokens=12).texts[0]
+    base.close()
 
 
 @pytest.fixture
@@ -112,3 +123,28 @@ def test_none_means_no_adapter(closing: list[LlamaCppEngine]) -> None:
     closing.append(served)
     assert served.stats()["adapter"] is None
     assert served.stats()["adapter_error"] is None
+
+
+def test_the_predictor_renders_the_format_the_adapter_names(
+    tmp_path: Path, closing: list[LlamaCppEngine]
+) -> None:
+    path = write_adapter(tmp_path / "zeta.lora.gguf", prompt_format="zeta")
+    tuned = engine_with(str(path), tuple(FORMATS))
+    closing.append(tuned)
+    assert tuned.stats()["adapter_format"] == "zeta"
+    assert EnginePredictor(lambda: tuned).model.format.name == "zeta"  # format "auto"
+    assert EnginePredictor(lambda: tuned, "generic").model.format.name == "generic"
+
+
+def test_an_adapter_for_an_unknown_format_is_refused_and_the_base_model_serves(
+    tmp_path: Path, base_text: str, closing: list[LlamaCppEngine]
+) -> None:
+    path = write_adapter(tmp_path / "odd.lora.gguf", prompt_format="no-such-format")
+    served = engine_with(str(path), tuple(FORMATS))
+    closing.append(served)
+    stats = served.stats()
+    assert stats["adapter"] is None and stats["adapter_format"] is None
+    assert "engine.adapter" in stats["adapter_error"]
+    assert "'no-such-format'" in stats["adapter_error"]
+    assert served.complete(PROMPT, max_tokens=12).texts[0] == base_text
+    assert EnginePredictor(lambda: served).model.format.name == "generic"

@@ -8,6 +8,7 @@ the engine serves with the base model (see LlamaCppEngine)."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,10 @@ NONE = "none"
 # Shipped in the package, trained by training/ for the packaged base model.
 PACKAGED_DIR = Path(__file__).resolve().parent.parent.parent / "adapters"
 PACKAGED_FILE = "shadowtab-next-edit.lora.gguf"
+# The GGUF key naming the next-edit prompt format an adapter was trained on (written by
+# training/export.py): the predictor renders its prompts in that format.
+FORMAT_KEY = "shadowtab.next_edit.format"
+META_VALUE_BYTES = 256
 
 
 class AdapterError(EngineError):
@@ -57,10 +62,23 @@ def _check_file(path: Path) -> None:
             raise AdapterError(f"{SETTING} = {str(path)!r}: not a GGUF LoRA adapter file")
 
 
-def attach(model: ctypes.c_void_p, context: ctypes.c_void_p, path: Path, scale: float) -> object:
-    """Load the adapter for `model` and set it on `context`; returns llama.cpp's handle
-    (freed with the model). llama.cpp refuses a corrupt or truncated file, an adapter of
-    another architecture and one whose tensor shapes do not match the model."""
+@dataclass(frozen=True)
+class Attached:
+    handle: object  # llama.cpp's adapter, freed with the model
+    prompt_format: str | None  # FORMAT_KEY of the file; None when it names none
+
+
+def attach(
+    model: ctypes.c_void_p,
+    context: ctypes.c_void_p,
+    path: Path,
+    scale: float,
+    formats: Collection[str] | None = None,
+) -> Attached:
+    """Load the adapter for `model` and set it on `context`. llama.cpp refuses a corrupt
+    or truncated file, an adapter of another architecture and one whose tensor shapes do
+    not match the model; an adapter trained on a prompt format not in `formats` (the
+    ones the predictor can render) is refused here."""
     _check_file(path)
     adapter = llama_cpp.llama_adapter_lora_init(model, str(path).encode())
     if not adapter:
@@ -68,9 +86,25 @@ def attach(model: ctypes.c_void_p, context: ctypes.c_void_p, path: Path, scale: 
             f"{SETTING} = {str(path)!r}: llama.cpp could not load it (corrupt or truncated, "
             "or made for another base model: its tensor shapes must match the model's)"
         )
+    prompt_format = _meta_string(adapter, FORMAT_KEY)
+    if formats is not None and prompt_format is not None and prompt_format not in formats:
+        llama_cpp.llama_adapter_lora_free(adapter)
+        known = ", ".join(sorted(formats))
+        raise AdapterError(
+            f"{SETTING} = {str(path)!r}: trained on the prompt format {prompt_format!r}, "
+            f"which this version cannot render (known: {known})"
+        )
     adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
     scales = (ctypes.c_float * 1)(scale)
     if llama_cpp.llama_set_adapters_lora(context, adapters, 1, scales) != 0:
         llama_cpp.llama_adapter_lora_free(adapter)
         raise AdapterError(f"{SETTING} = {str(path)!r}: llama.cpp could not apply it")
-    return adapter
+    return Attached(adapter, prompt_format)
+
+
+def _meta_string(adapter: object, key: str) -> str | None:
+    buffer = ctypes.create_string_buffer(META_VALUE_BYTES)
+    length = llama_cpp.llama_adapter_meta_val_str(adapter, key.encode(), buffer, META_VALUE_BYTES)
+    if length < 0:
+        return None
+    return buffer.value.decode("utf-8", errors="replace")

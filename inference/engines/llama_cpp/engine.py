@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +64,15 @@ class LlamaCppEngine:
         data_dir: Path | None = None,
         requantize_to: str | None = DEFAULT_REQUANTIZATION,
         adapter: str | None = "default",
+        adapter_formats: Collection[str] | None = None,
     ) -> None:
         """With no model_path the packaged model is used; with a data_dir it is first
         requantized to `requantize_to` (once, cached there): measured faster, see
         benchmarks/requantize.py. A configured model is used as it is.
         `adapter` (the `engine.adapter` setting): "default" (the packaged LoRA adapter,
         on the packaged model, when the package has one), "none", or a GGUF adapter path;
-        one that cannot be used is reported in stats() and the base model serves."""
+        one that cannot be used is reported in stats() and the base model serves, as does
+        one trained on a prompt format not in `adapter_formats` (when given)."""
         if n_ctx < 64:
             raise EngineError(f"n_ctx must be at least 64, got {n_ctx}")
         if kv_cache_mb <= 0:
@@ -83,6 +85,8 @@ class LlamaCppEngine:
         self._custom_model = model_path is not None and bool(model_path)
         self.adapter_file: Path | None = None
         self.adapter_error: str | None = None
+        self.adapter_formats = adapter_formats
+        self.adapter_format: str | None = None  # the prompt format the adapter names
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
         self.kv_cache_mb = kv_cache_mb
@@ -133,11 +137,11 @@ class LlamaCppEngine:
         """A bad adapter costs the fine-tuning, never the engine: log it, say it in
         stats(), serve with the base model."""
         choice = resolve(self.adapter_setting, self._custom_model)
-        self.adapter_file, self.adapter_error = None, None
+        self.adapter_file, self.adapter_error, self.adapter_format = None, None, None
         if choice.path is None:
             return
         try:
-            runtime.attach_adapter(choice.path)
+            self.adapter_format = runtime.attach_adapter(choice.path, formats=self.adapter_formats)
         except AdapterError as exc:
             self.adapter_error = f"{exc}; serving the base model without it"
             logger.warning("%s", self.adapter_error)
@@ -287,6 +291,7 @@ class LlamaCppEngine:
             "adapter": str(self.adapter_file) if self.adapter_file else None,
             "adapter_setting": self.adapter_setting,
             "adapter_error": self.adapter_error,
+            "adapter_format": self.adapter_format,
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
             "cache": info,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,11 +141,16 @@ class LlamaRuntime:
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, 1)
 
-    def attach_adapter(self, path: Path, scale: float = 1.0) -> None:
-        """Apply a LoRA adapter to every later decode (raises lora.AdapterError)."""
+    def attach_adapter(
+        self, path: Path, scale: float = 1.0, formats: Collection[str] | None = None
+    ) -> str | None:
+        """Apply a LoRA adapter to every later decode (raises lora.AdapterError); returns
+        the prompt format it was trained on, if its file names one."""
         if not self._model or not self._ctx:
             raise EngineError("the llama.cpp context is closed")
-        self._adapter = lora.attach(self._model, self._ctx, path, scale)
+        attached = lora.attach(self._model, self._ctx, path, scale, formats)
+        self._adapter = attached.handle
+        return attached.prompt_format
 
     @property
     def n_cells(self) -> int:

@@ -10,14 +10,13 @@ no answer.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..situation import EditInProgress, PastEdit, RenderedPrompt, Situation
-from ..text_spans import common_prefix, common_suffix
+from ..text_spans import common_prefix, common_suffix, line_of, line_starts
 
 # Why a candidate stopped: the model's end-of-sequence token, a stop string, max_tokens,
 # or anything else an engine reports (an unknown reason is not a complete answer).
@@ -75,19 +74,6 @@ def unescape(text: str) -> str:
 def has_marker(answer: str, markers: Sequence[str]) -> bool:
     """A marker the model should not have written (an escaped one is user text)."""
     return any(marker in answer for marker in markers) or _BAR_CONTROL.search(answer) is not None
-
-
-def line_starts(text: str) -> list[int]:
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
-
-
-def line_of(starts: Sequence[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset) - 1
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ what the predictor sends.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 from collections.abc import Sequence
 
 from ..situation import EditInProgress, PastEdit, RenderedPrompt, Situation
+from ..text_spans import line_of, line_starts
 
 __all__ = [
     "EditInProgress",
@@ -92,20 +92,6 @@ def unescape(text: str) -> str:
     return text.replace("<" + ESCAPE, "<")
 
 
-def line_starts(text: str) -> list[int]:
-    """Offset of the first character of each line."""
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset) - 1
-
-
 def _lines_span(text: str, starts: list[int], first: int, last: int) -> tuple[int, int]:
     """Offsets of lines first..last inclusive, the last line's newline included."""
     first = max(0, first)
@@ -150,11 +136,11 @@ def render(situation: Situation) -> RenderedPrompt | None:
     if edit is not None and not _usable(text, edit):
         edit = None
     if edit is None:
-        first = last = _line_of(starts, min(max(situation.cursor, 0), len(text)))
+        first = last = line_of(starts, min(max(situation.cursor, 0), len(text)))
         old_lines = new_lines = ""
     else:
-        first = _line_of(starts, edit.start)
-        last = _line_of(starts, edit.start + len(edit.new_text))
+        first = line_of(starts, edit.start)
+        last = line_of(starts, edit.start + len(edit.new_text))
         edit_start, edit_end = _lines_span(text, starts, first, last)
         new_lines = text[edit_start:edit_end]
         old_lines = (
