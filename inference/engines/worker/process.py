@@ -131,7 +131,9 @@ class WorkerProcess:
             self.kill("closed its socket but did not exit")
             code = self.proc.wait()
         self.exit_description = self.kill_reason or describe_exit(code)
-        error = WorkerDied(f"the engine worker {self.exit_description} during the request")
+        error = WorkerDied(
+            f"the engine worker {self.exit_description} during the request; the daemon restarts it"
+        )
         with self._lock:
             self._dead = True
             pending, self._pending = self._pending, {}
