@@ -123,3 +123,28 @@ def test_closing_ends_the_worker_process(worker: WorkerEngine) -> None:
     assert worker.state == "closed"
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped, not a zombie left behind
+
+
+def test_a_stall_is_measured_from_the_last_forward_pass_of_any_generation() -> None:
+    """The worker's stall figure (a worker that beats but whose generations reach no
+    forward pass is killed after stall_deadline_s): engines look at their cancel event
+    before every pass, so the time since the freshest look is how long it is stuck."""
+    from shadowtab.inference.engines.worker.child import Requests
+
+    requests = Requests()
+    assert requests.stalled_s() == 0.0  # nothing runs: nothing is stuck
+    running = requests.add(1, generating=True)
+    requests.add(2, generating=False)  # tokenize, stats: not watched
+    time.sleep(0.2)
+    assert requests.stalled_s() >= 0.2
+    running.is_set()  # the engine reached a forward pass
+    assert requests.stalled_s() < 0.1
+    waiting = requests.add(3, generating=True)  # queued behind 1: never looks meanwhile
+    time.sleep(0.2)
+    running.is_set()  # but 1 progresses: the worker is not stuck
+    assert requests.stalled_s() < 0.1
+    requests.cancel(3)
+    assert waiting.is_set()
+    requests.remove(1)
+    requests.remove(3)
+    assert requests.stalled_s() == 0.0
