@@ -52,7 +52,9 @@ class WorkerProcess:
         self._dead = False
         self.proc, self.channel = self._spawn()
         self.pid = self.proc.pid
-        self.channel.send({"op": "init", "options": options_to_wire(options), "beat_s": beat_s})
+        init = {"op": "init", "options": options_to_wire(options), "beat_s": beat_s}
+        with contextlib.suppress(ChannelClosed):  # died at once: the reader reports how
+            self.channel.send(init)
         self._reader = threading.Thread(
             target=self._read, name=f"shadowtab-worker-{self.pid}-reader", daemon=True
         )

@@ -82,6 +82,13 @@ class WorkerSupervisor:
     # the supervising thread
 
     def _run(self) -> None:
+        try:
+            self._supervise()
+        except Exception as exc:  # a bug here must show as a failed engine, not a hang
+            logger.exception("the engine worker's supervisor failed")
+            self._fail(f"the engine worker's supervisor failed: {type(exc).__name__}: {exc}")
+
+    def _supervise(self) -> None:
         while not self._closed.is_set():
             try:
                 process = WorkerProcess(self.options, self.policy.beat_s, self._changed)
