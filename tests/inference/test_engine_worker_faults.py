@@ -116,6 +116,22 @@ def test_a_stopped_worker_is_killed_after_the_deadline(worker: WorkerEngine) -> 
     assert worker.complete(FIB, max_tokens=4).texts
 
 
+def test_a_worker_stopped_while_loading_is_killed_after_the_load_deadline() -> None:
+    policy = WorkerPolicy(restart_delay_s=0.05, load_silence_deadline_s=2.0)
+    engine = WorkerEngine(OPTIONS, policy)
+    try:
+        wait_for(lambda: engine.pid is not None, FAIL_WITHIN_S, "the first worker")
+        first = engine.pid
+        assert first is not None
+        os.kill(first, signal.SIGSTOP)
+        assert wait_state(engine, {"ready", "failed"}) == "ready"
+        assert engine.pid != first
+        status = engine.worker_status()
+        assert status["restarts"] == 1 and "stopped answering" in status["last_crash"]
+    finally:
+        engine.close()
+
+
 def test_closing_ends_the_worker_process(worker: WorkerEngine) -> None:
     pid = worker.pid
     assert pid is not None

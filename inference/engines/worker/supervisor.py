@@ -112,18 +112,20 @@ class WorkerSupervisor:
             if process.ready.is_set() and self.state == "loading":
                 self.load_crashes = 0
                 self._set_state("ready")
-            reason = self._hung(process)
-            if reason is not None:
+            reason = self._hung(process) if process.kill_reason is None else None
+            if reason is not None:  # once: a starved machine may take seconds to reap it
                 logger.error("engine worker %d %s: killing it", process.pid, reason)
                 process.kill(reason)
 
     def _hung(self, process: WorkerProcess) -> str | None:
         policy, now = self.policy, time.monotonic()
-        if now - process.last_frame > policy.silence_deadline_s:
+        ready = process.ready.is_set()
+        silence = policy.silence_deadline_s if ready else policy.load_silence_deadline_s
+        if now - process.last_frame > silence:
             return f"stopped answering for {now - process.last_frame:.1f} s (hung or stopped)"
         if process.stalled_s > policy.stall_deadline_s:
             return f"stalled in a generation for {process.stalled_s:.1f} s"
-        if not process.ready.is_set() and now - process.started > policy.load_deadline_s:
+        if not ready and now - process.started > policy.load_deadline_s:
             return f"did not load the model within {policy.load_deadline_s:.0f} s"
         return None
 
