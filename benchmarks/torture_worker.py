@@ -253,6 +253,8 @@ def run(trials: int, seed: int, threads: int) -> dict[str, Any]:
         runner = Trials(editor, uri, random.Random(seed))
         for number in range(trials):
             runner.run(number)
+            if (number + 1) % 10 == 0:  # progress on stderr: a full run takes minutes
+                print(f"{number + 1} trials: {dict(runner.counts)}", file=sys.stderr, flush=True)
         return summary(runner, trials, status["pid"], lost_edits(editor, runner.acked), path)
     finally:
         stop()
