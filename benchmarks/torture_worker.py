@@ -37,7 +37,9 @@ from pathlib import Path
 from typing import Any
 
 ANSWER_DEADLINE_S = 60.0  # a request in flight must be answered within this: else a hang
-READY_DEADLINE_S = 180.0  # from the last kill to the worker serving again
+READY_DEADLINE_S = 300.0  # from the last kill to the worker serving again
+# A starved machine (the run is niced under other work) answers slowly, not never.
+CONTROL_TIMEOUT_S = 60.0
 SIGNALS = (signal.SIGKILL, signal.SIGSEGV)
 FAULT_KINDS = ("generation_", "load_SIG")  # the counts named PHASE_SIGNAL
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
@@ -121,7 +123,7 @@ def start(base: Path, threads: int) -> dict[str, Any]:
 def engine() -> dict[str, Any]:
     from shadowtab.daemon.client import request
 
-    status: dict[str, Any] = request("status", timeout=10)["engine"]
+    status: dict[str, Any] = request("status", timeout=CONTROL_TIMEOUT_S)["engine"]
     return status
 
 
@@ -253,8 +255,13 @@ def run(trials: int, seed: int, threads: int) -> dict[str, Any]:
         runner = Trials(editor, uri, random.Random(seed))
         for number in range(trials):
             runner.run(number)
-            if (number + 1) % 10 == 0:  # progress on stderr: a full run takes minutes
-                print(f"{number + 1} trials: {dict(runner.counts)}", file=sys.stderr, flush=True)
+            if (number + 1) % 5 == 0:  # progress on stderr: a full run takes minutes
+                back = [round(max(runner.back_s, default=0.0), 1), len(runner.acked)]
+                print(
+                    f"{number + 1} trials: {dict(runner.counts)} max back, acked: {back}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         return summary(runner, trials, status["pid"], lost_edits(editor, runner.acked), path)
     finally:
         stop()
@@ -264,7 +271,7 @@ def run(trials: int, seed: int, threads: int) -> dict[str, Any]:
 def summary(runner: Trials, trials: int, daemon_pid: int, lost: int, path: Path) -> dict[str, Any]:
     from shadowtab.daemon.client import request
 
-    status = request("status", timeout=10)
+    status = request("status", timeout=CONTROL_TIMEOUT_S)
     counts = runner.counts
     return {
         "trials": trials,

@@ -21,6 +21,9 @@ from shadowtab.inference import (
 from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
 from worker_support import OPTIONS, in_thread, ready_worker, wait_state
 
+# Model loads niced under other work on 2 cores have taken minutes; a hang still fails.
+pytestmark = pytest.mark.timeout(900)
+
 CANCEL_LATENCY_S = 10.0  # one forward pass is ~0.1 s; a loaded CI machine is slower
 
 

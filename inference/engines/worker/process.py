@@ -166,7 +166,7 @@ class WorkerProcess:
         self, method: str, args: dict[str, Any], cancel: threading.Event | None
     ) -> Iterator[Item]:
         request_id, waiting = self._register()
-        cancel_sent = False
+        cancel_sent = answered = False
         try:
             self._send({"op": "call", "id": request_id, "method": method, "args": args})
             while True:
@@ -176,13 +176,14 @@ class WorkerProcess:
                     kind, value = waiting.get(timeout=CANCEL_POLL_S if cancel else None)
                 except queue.Empty:
                     continue
+                answered = kind != "piece"
                 if kind == "error":
                     raise value
                 yield kind, value
                 if kind == "reply":
                     return
         finally:
-            if not cancel_sent and not self._finished(request_id):
+            if not (cancel_sent or answered or self._dead):
                 self._send_cancel(request_id)  # the caller abandoned a stream
             self._unregister(request_id)
 
@@ -199,13 +200,11 @@ class WorkerProcess:
         with self._lock:
             self._pending.pop(request_id, None)
 
-    def _finished(self, request_id: int) -> bool:
-        with self._lock:
-            return self._dead or request_id not in self._pending
-
     def _send(self, message: dict[str, Any]) -> None:
         try:
             self.channel.send(message)
+        except FrameError as exc:  # e.g. a prompt over the frame limit: this call only
+            raise EngineError(f"the request cannot be sent to the engine worker: {exc}") from None
         except ChannelClosed:
             # the reader sees the same EOF and fails this call; wait for that verdict
             self.exited.wait(EXIT_WAIT_S + 1)
