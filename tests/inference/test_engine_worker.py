@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 from inference_samples import CLASS, FIB, SORT
@@ -24,7 +24,7 @@ from worker_support import OPTIONS, in_thread, ready_worker, wait_state
 # Model loads niced under other work on 2 cores have taken minutes; a hang still fails.
 pytestmark = pytest.mark.timeout(900)
 
-CANCEL_LATENCY_S = 10.0  # one forward pass is ~0.1 s; a loaded CI machine is slower
+CANCEL_LATENCY_S = 30.0  # one forward pass is ~0.1 s; niced under other work, seconds
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +112,7 @@ def test_cancel_crosses_the_process_boundary(worker: WorkerEngine) -> None:
 
 def test_an_abandoned_stream_cancels_its_generation(worker: WorkerEngine) -> None:
     stream = worker.complete_stream(FIB, max_tokens=900)
+    assert isinstance(stream, Generator)  # closing it is how a caller abandons it
     first = next(stream)
     assert first
     started = time.monotonic()

@@ -28,7 +28,7 @@ from worker_support import (
 # Model loads niced under other work on 2 cores have taken minutes; a hang still fails.
 pytestmark = pytest.mark.timeout(900)
 
-FAIL_WITHIN_S = 10.0  # from the kill to the failed call: EOF is immediate, the rest is load
+FAIL_WITHIN_S = 30.0  # from the kill to the failed call: EOF is immediate, a starved CPU is not
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from test_lsp_daemon import daemon_status
 # Model loads niced under other work on 2 cores have taken minutes; a hang still fails.
 pytestmark = pytest.mark.timeout(900)
 
-LOAD_TIMEOUT_S = 180  # seconds on a busy 2-core machine; a hang still fails the test
+LOAD_TIMEOUT_S = 400  # seconds: minutes when niced under other work; a hang still fails
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
 
 
@@ -73,8 +73,8 @@ async def test_the_session_survives_a_worker_kill(lsp_env: LspEnv) -> None:
     assert after["pid"] == before["pid"]  # the same daemon throughout
     assert worker["restarts"] == 1 and worker["last_crash"] == "was killed by SIGKILL"
     assert worker["pid"] != worker_pid
-    begins = progress_values(client, types.WorkDoneProgressBegin)
-    ends = await eventually(lambda: len(ends_of(client)) >= 2 and ends_of(client), 30)
+    await eventually(lambda: len(ends_of(client)) >= 2, 30)
+    begins, ends = progress_values(client, types.WorkDoneProgressBegin), ends_of(client)
     assert any(b.message == "reloading: the engine worker was killed by SIGKILL" for b in begins)
     assert ends[-1].message == "model ready"
     diff = (await execute(client, "shadowtab.shadow.diff"))["diff"]
