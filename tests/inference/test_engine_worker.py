@@ -154,3 +154,18 @@ def test_model_load_error_class_survives_the_wire() -> None:
     assert isinstance(error_from_wire(*error_to_wire(ModelLoadError("bad"))), ModelLoadError)
     kind, message = error_to_wire(ValueError("oops"))
     assert kind == "EngineError" and "ValueError" in message and "oops" in message
+
+
+def test_options_survive_the_wire() -> None:
+    from pathlib import Path
+
+    from shadowtab.inference import EngineOptions
+    from shadowtab.inference.engines.worker.frames import decode, encode
+    from shadowtab.inference.engines.worker.wire import options_from_wire, options_to_wire
+
+    options = dataclasses.replace(OPTIONS, data_dir=Path("/tmp/d"), adapter_formats=("generic",))
+    frame = encode({"options": options_to_wire(options)})
+    assert options_from_wire(decode(frame[4:])["options"]) == options
+    with pytest.raises(EngineError, match="unknown engine options: bogus"):
+        options_from_wire({"bogus": 1})
+    assert isinstance(options, EngineOptions)

@@ -54,7 +54,8 @@ def options_from_wire(data: dict[str, Any]) -> EngineOptions:
     unknown = set(data) - known
     if unknown:
         raise EngineError(f"unknown engine options: {', '.join(sorted(unknown))}")
-    values = dict(data)
+    # msgpack has no tuples: the tuple fields (adapter_formats) come back as lists
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     if values.get("data_dir") is not None:
         values["data_dir"] = Path(values["data_dir"])
     return EngineOptions(**values)
