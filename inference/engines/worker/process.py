@@ -139,10 +139,10 @@ class WorkerProcess:
         with self._lock:
             self._dead = True
             pending, self._pending = self._pending, {}
+        self.exited.set()  # first: a caller that sees the error sees a dead worker too
         for waiting in pending.values():
             waiting.put(("error", error))
         self.channel.close()
-        self.exited.set()
         self._on_change()
 
     # calls from the daemon

@@ -30,7 +30,7 @@ class WorkerSupervisor:
         self.options = options
         self.policy = policy or WorkerPolicy()
         self._on_change = on_change or (lambda: None)
-        self.state = "loading"
+        self._state = "loading"
         self.error: str | None = None
         self.restarts = 0  # workers started after the first
         self.crashes = 0
@@ -45,6 +45,15 @@ class WorkerSupervisor:
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def state(self) -> str:
+        """A worker that just died reads "loading" at once, before this thread has
+        noticed (it looks every WATCH_INTERVAL_S)."""
+        process = self.process
+        if self._state == "ready" and process is not None and not process.alive:
+            return "loading"
+        return self._state
 
     @property
     def progress(self) -> float:
@@ -109,7 +118,7 @@ class WorkerSupervisor:
         while not process.exited.wait(WATCH_INTERVAL_S):
             if self._closed.is_set():
                 return
-            if process.ready.is_set() and self.state == "loading":
+            if process.ready.is_set() and self._state == "loading":
                 self.load_crashes = 0
                 self._set_state("ready")
             reason = self._hung(process) if process.kill_reason is None else None
@@ -154,10 +163,10 @@ class WorkerSupervisor:
         self._set_state("failed")
 
     def _set_state(self, state: str) -> None:
-        if self.state == "closed":
+        if self._state == "closed":
             return
-        changed = state != self.state
-        self.state = state
+        changed = state != self._state
+        self._state = state
         if changed:
             self._changed()
 
@@ -169,7 +178,7 @@ class WorkerSupervisor:
 
     def close(self) -> None:
         self._closed.set()
-        self.state = "closed"
+        self._state = "closed"
         process = self.process
         if process is not None and process.alive:
             process.close(self.policy.close_grace_s)
