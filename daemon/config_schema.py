@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 
 EngineKind = Literal["llama.cpp", "torch", "openai", "off"]  # as inference's EngineOptions.kind
 ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
+EngineProcess = Literal["worker", "inline"]  # as inference's EngineOptions.process
 
 
 class ConfigError(ValueError):
@@ -43,6 +44,15 @@ def _string(value: Any) -> str | None:
 def _engine_kind(value: Any) -> str | None:
     if value not in ENGINE_KINDS:
         return f"expected one of {', '.join(map(repr, ENGINE_KINDS))}, got {_describe(value)}"
+    return None
+
+
+ENGINE_PROCESSES: tuple[str, ...] = get_args(EngineProcess)
+
+
+def _engine_process(value: Any) -> str | None:
+    if value not in ENGINE_PROCESSES:
+        return f"expected one of {', '.join(map(repr, ENGINE_PROCESSES))}, got {_describe(value)}"
     return None
 
 
@@ -108,6 +118,7 @@ def _describe(value: Any) -> str:
 SECTIONS: dict[str, dict[str, Check]] = {
     "engine": {
         "kind": _engine_kind,
+        "process": _engine_process,  # "worker" (default): the model in a child process
         "model_path": _string,
         "context_size": _integer(256),
         "threads": _integer(1),
@@ -157,6 +168,7 @@ class EnvKey:
 
 ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_ENGINE_KIND": EnvKey("engine", "kind", str),
+    "SHADOWTAB_ENGINE_PROCESS": EnvKey("engine", "process", str),
     "SHADOWTAB_MODEL_PATH": EnvKey("engine", "model_path", str),
     "SHADOWTAB_CONTEXT_SIZE": EnvKey("engine", "context_size", int),
     "SHADOWTAB_THREADS": EnvKey("engine", "threads", int),

@@ -1,4 +1,7 @@
-"""Loads the engine in a background thread and tracks its state for status and progress."""
+"""Owns the engine and tracks its state for status and progress. By default the engine
+runs in a supervised worker process (inference.engines.worker.WorkerEngine): a crash
+there shows here as a reload ("loading" with progress), never as a dead daemon. With
+`engine.process = "inline"` it is loaded in a background thread of this process."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
+    from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
     from shadowtab.inference.next_edit.predictor import Predictor
 
 logger = logging.getLogger(__name__)
@@ -24,14 +28,17 @@ class EngineHost:
         predictor: Predictor | None,
         next_edit_format: str = "auto",
         min_confidence: float = 0.0,
+        worker_policy: WorkerPolicy | None = None,
     ) -> None:
         self.options = options
         self.next_edit_format = next_edit_format
         self.min_confidence = min_confidence
-        self.state = "off" if options.kind == "off" else "loading"
-        self.progress = 0.0
-        self.error: str | None = None
+        self.worker_policy = worker_policy
+        self._state = "off" if options.kind == "off" else "loading"
+        self._progress = 0.0
+        self._error: str | None = None
         self.engine: Engine | None = None
+        self.worker: WorkerEngine | None = None  # set when the engine runs in a worker
         self._explicit_predictor = predictor
         self._default_predictor: Predictor | None = None
         self._lock = threading.Lock()
@@ -61,42 +68,75 @@ class EngineHost:
         """The predictor if one exists already (never builds one)."""
         return self._explicit_predictor or self._default_predictor
 
+    @property
+    def uses_worker(self) -> bool:
+        return self.options.kind != "off" and self.options.process != "inline"
+
+    @property
+    def state(self) -> str:
+        """ "off" | "loading" | "ready" | "failed"; a worker restarting shows "loading"."""
+        if self.worker is not None:
+            state = self.worker.state
+            return "off" if state == "closed" else state
+        return self._state
+
+    @property
+    def progress(self) -> float:
+        return self.worker.progress if self.worker is not None else self._progress
+
+    @property
+    def error(self) -> str | None:
+        return self.worker.error if self.worker is not None else self._error
+
     def get_engine(self) -> Engine | None:
         return self.engine if self.state == "ready" else None
 
     def start(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[], None]) -> None:
-        if self.state != "loading" or self._thread is not None:
+        if self._state != "loading" or self._thread is not None or self.worker is not None:
             return
 
         def notify() -> None:
-            loop.call_soon_threadsafe(on_change)
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(on_change)
 
+        if self.uses_worker:
+            self._start_worker(notify)
+            return
         self._thread = threading.Thread(
             target=self._load, args=(notify,), name="shadowtab-engine-load", daemon=True
         )
         self._thread.start()
 
+    def _start_worker(self, notify: Callable[[], None]) -> None:
+        from shadowtab.inference.engines.worker import WorkerEngine
+
+        with self._lock:
+            if self._closed:
+                return
+            self.worker = WorkerEngine(self.options, self.worker_policy, on_change=notify)
+            self.engine = self.worker
+
     def _load(self, notify: Callable[[], None]) -> None:
         from shadowtab.inference import create_engine
 
         def on_progress(fraction: float) -> None:
-            self.progress = max(0.0, min(1.0, float(fraction)))
+            self._progress = max(0.0, min(1.0, float(fraction)))
             notify()
 
         try:
             engine = create_engine(self.options, on_progress=on_progress)
         except Exception as exc:  # any load failure is reported, never raised into the loop
             logger.exception("engine failed to load")
-            self.error = f"{type(exc).__name__}: {exc}"
-            self.state = "failed"
+            self._error = f"{type(exc).__name__}: {exc}"
+            self._state = "failed"
         else:
             with self._lock:
                 if self._closed:
                     engine.close()
                     return
                 self.engine = engine
-                self.progress = 1.0
-                self.state = "ready"
+                self._progress = 1.0
+                self._state = "ready"
         notify()
 
     def status(self) -> dict[str, Any]:
@@ -112,7 +152,14 @@ class EngineHost:
             "model": described.get("model") or _model_setting(options),
             "adapter": described.get("adapter") or options.adapter_path,
             "adapter_error": described.get("adapter_error"),  # llama.cpp: why not in use
+            "process": self._process_kind(),
+            "worker": self.worker.worker_status() if self.worker is not None else None,
         }
+
+    def _process_kind(self) -> str:
+        if self.options.kind == "off":
+            return "none"
+        return "worker" if self.uses_worker else "inline"
 
     def _described(self) -> dict[str, Any]:
         engine = self.get_engine()
@@ -139,6 +186,8 @@ class EngineHost:
             engine, self.engine = self.engine, None
         if engine is not None:
             engine.close()
+        if self.worker is not None and self.worker is not engine:
+            self.worker.close()
 
 
 def _device_setting(options: EngineOptions) -> str | None:

@@ -24,6 +24,7 @@ from shadowtab.lsp.workspace_registry import WorkspaceRegistry
 
 if TYPE_CHECKING:
     from shadowtab.inference import EngineOptions
+    from shadowtab.inference.engines.worker import WorkerPolicy
     from shadowtab.inference.next_edit.predictor import Predictor
     from shadowtab.shadow_workspace import LinterSpec
 
@@ -41,6 +42,7 @@ class HubOptions:
     max_document_mb: float = 50  # larger documents are refused with a message
     next_edit_format: str = "auto"
     min_confidence: float = 0.0
+    worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)
 
 
 class Hub:
@@ -50,7 +52,11 @@ class Hub:
         self.options = options
         demote_pygls_logging()
         self.engine_host = EngineHost(
-            options.engine, options.predictor, options.next_edit_format, options.min_confidence
+            options.engine,
+            options.predictor,
+            options.next_edit_format,
+            options.min_confidence,
+            options.worker_policy,
         )
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()

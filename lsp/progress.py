@@ -1,4 +1,5 @@
-"""Work-done progress ($/progress) shown in the editor while the model loads."""
+"""Work-done progress ($/progress) shown in the editor while the model loads, and again
+each time a crashed engine worker reloads it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class EngineProgressReporter:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.token = f"shadowtab-engine-load-{session.id}"
+        self._loads = 0  # pygls keeps ended tokens registered: each reload takes a new one
         self._active = False
         self._last_percent = -1
         self._task: asyncio.Task[None] | None = None
@@ -45,6 +47,9 @@ class EngineProgressReporter:
         return bool(window is not None and window.work_done_progress)
 
     async def _begin(self) -> None:
+        self._loads += 1
+        if self._loads > 1:
+            self.token = f"shadowtab-engine-load-{self.session.id}-{self._loads}"
         try:
             await self.session.server.work_done_progress.create_async(self.token)
         except Exception as exc:  # the client refused the token: no progress, no harm
@@ -53,9 +58,16 @@ class EngineProgressReporter:
         self._active = True
         self.session.server.work_done_progress.begin(
             self.token,
-            types.WorkDoneProgressBegin(title=PROGRESS_TITLE, percentage=0, cancellable=False),
+            types.WorkDoneProgressBegin(
+                title=PROGRESS_TITLE, message=self._reload_reason(), percentage=0, cancellable=False
+            ),
         )
         self.update()
+
+    def _reload_reason(self) -> str | None:
+        worker = self.session.hub.engine_host.status().get("worker") or {}
+        crash = worker.get("last_crash")
+        return f"reloading: the engine worker {crash}" if crash else None
 
     def update(self) -> None:
         if not self._active:
@@ -75,6 +87,8 @@ class EngineProgressReporter:
 
     def _end(self, message: str) -> None:
         self._active = False
+        self._task = None  # a later reload (a restarted worker) begins a new progress
+        self._last_percent = -1
         self.session.server.work_done_progress.end(
             self.token, types.WorkDoneProgressEnd(message=message)
         )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 EngineKind = Literal["llama.cpp", "torch", "openai", "off"]
+EngineProcess = Literal["worker", "inline"]
 
 
 @dataclass
@@ -82,6 +83,9 @@ class EngineOptions:
     # The prompt formats the predictor can render: an adapter trained on another is
     # refused (None: no check).
     adapter_formats: tuple[str, ...] | None = None
+    # engine.process: "worker" runs the engine in a child process the daemon supervises
+    # (engines/worker/); "inline" in the caller's process (debugging, tests)
+    process: EngineProcess = "worker"
 
 
 @runtime_checkable

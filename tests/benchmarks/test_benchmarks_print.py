@@ -28,6 +28,7 @@ REDUCED_RUNS = {
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
+    "torture_worker.py": (["--trials", "4"], "shadow_edits_lost"),
     "next_edit_eval.py": (["--quick"], "precision"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),

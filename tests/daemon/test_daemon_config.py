@@ -186,6 +186,19 @@ def test_torch_and_openai_engine_settings(
     assert torch_options.adapter_path == "/adapters/ne"
 
 
+def test_the_engine_runs_in_a_worker_unless_set_inline(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    assert load_settings(workspace).engine_options().process == "worker"
+    (workspace / "shadowtab.toml").write_text('[engine]\nprocess = "inline"\n')
+    assert load_settings(workspace).engine_options().process == "inline"
+    monkeypatch.setenv("SHADOWTAB_ENGINE_PROCESS", "worker")  # the environment wins
+    settings = load_settings(workspace)
+    assert settings.engine_options().process == "worker"
+    assert settings.describe()["engine_process"] == "worker"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -193,6 +206,7 @@ def test_torch_and_openai_engine_settings(
         ('base_url = "localhost:8000"', "http"),
         ('device = "tpu"', "cuda"),
         ('api_key = ""', "non-empty"),
+        ('process = "thread"', "engine.process.*'worker', 'inline'"),
     ],
 )
 def test_bad_engine_settings_name_the_key(

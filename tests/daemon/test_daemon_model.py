@@ -44,6 +44,9 @@ def test_real_model_loads_in_the_background(
     done = daemon_env.cli("daemon", "status")
     assert "model:          ready" in done.stdout
     assert "engine:         llama.cpp on cpu" in done.stdout
+    worker = engine["worker"]  # the model runs in the engine worker, not in the daemon
+    assert engine["process"] == "worker" and worker["pid"] not in (None, status["pid"])
+    assert f"engine worker:  pid {worker['pid']}, 0 restarts" in done.stdout
 
 
 def test_openai_engine_status_names_server_and_model_never_the_key(
