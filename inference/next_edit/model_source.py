@@ -12,7 +12,7 @@ from .candidates import Candidate, Query
 from .confidence import confidence
 from .edits import minimal_edits
 from .filters import is_noise
-from .formats import Format, choose_format, stop_strings
+from .formats import AUTO, Format, choose_format, get_format, stop_strings
 from .formats.base import FinishReason
 from .situation import RenderedPrompt
 
@@ -44,6 +44,8 @@ class ModelSource:
     def format(self) -> Format:
         """The configured format, or (auto) the format of the adapter the engine loaded
         (its GGUF names the format it was trained on), else generic."""
+        if self.format_name and self.format_name != AUTO:
+            return get_format(self.format_name)
         engine = self._engine_getter()
         if self._chosen is None or self._chosen[0] is not engine:
             self._chosen = (engine, choose_format(self.format_name, adapter_format(engine)))

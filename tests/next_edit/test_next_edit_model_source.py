@@ -58,7 +58,7 @@ class ScriptedEngine:
 
 def source_with(texts: list[str], reasons: list[str], fmt: str = "shadowtab") -> ModelSource:
     engine = ScriptedEngine(texts, reasons)
-    return ModelSource(lambda: engine, get_format(fmt))  # type: ignore[arg-type, return-value]
+    return ModelSource(lambda: engine, fmt)  # type: ignore[arg-type, return-value]
 
 
 def region_of(fmt: str = "shadowtab") -> tuple[str, int]:
@@ -97,13 +97,13 @@ def test_answers_that_are_not_clean_edits_give_nothing(answer_of: Any, reason: s
 
 def test_the_request_is_bounded_and_asks_for_n() -> None:
     engine = ScriptedEngine([""], ["eos"])
-    ModelSource(lambda: engine, get_format("generic")).candidates(Query(SITUATION, n=9))  # type: ignore[arg-type, return-value]
+    ModelSource(lambda: engine, "generic").candidates(Query(SITUATION, n=9))  # type: ignore[arg-type, return-value]
     (call,) = engine.calls
     assert call["n"] == 6 and call["max_tokens"] <= 512 and call["stop"][0].startswith("```")
 
 
 def test_no_engine_or_an_unrenderable_text_gives_nothing() -> None:
-    assert ModelSource(lambda: None, get_format("generic")).candidates(Query(SITUATION)) == []
+    assert ModelSource(lambda: None, "generic").candidates(Query(SITUATION)) == []
     huge = Situation("a.py", "x" * 10_000_000, 5)
     assert source_with(["x"], ["eos"]).candidates(Query(huge)) == []
 
