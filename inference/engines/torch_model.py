@@ -34,6 +34,12 @@ class LoadedModel:
     adapter: str | None
 
 
+def torch_adapter(setting: str) -> str | None:
+    """The peft directory engine.adapter names, or None ("none", or "default": the packaged
+    adapter is a GGUF LoRA, which peft cannot load)."""
+    return None if setting in ("default", "none", "") else setting
+
+
 def load_model(
     model_path: Path,
     data_dir: Path | None,
@@ -157,18 +163,19 @@ def _with_adapter(model: Any, adapter_path: str) -> Any:
     try:
         from peft import PeftModel
     except ImportError:
-        raise ModelLoadError(
-            "engine.adapter_path needs peft (pip install 'shadowtab[torch]')"
-        ) from None
+        raise ModelLoadError("engine.adapter needs peft (pip install 'shadowtab[torch]')") from None
     path = Path(adapter_path)
     try:
         return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     except (ValueError, KeyError, RuntimeError, OSError) as exc:
-        raise ModelLoadError(f"the adapter {path} does not fit the model: {exc}") from None
+        raise ModelLoadError(
+            f"engine.adapter = {str(path)!r} does not fit the model: {exc}"
+        ) from None
 
 
 def _check_adapter(path: Path) -> None:
     if not (path / "adapter_config.json").exists():
         raise ModelLoadError(
-            f"engine.adapter_path is not a peft adapter directory (no adapter_config.json): {path}"
+            f"engine.adapter = {str(path)!r} is not a peft adapter directory (no "
+            "adapter_config.json): the torch engine takes one (llama.cpp takes GGUF LoRA files)"
         )
