@@ -34,6 +34,10 @@ class LoadedModel:
     adapter: str | None
 
 
+# Part of the cache key: a change to what _convert writes makes a new directory.
+CONVERSION_VERSION = 2  # 2: no quantization_config in the saved config
+
+
 def torch_adapter(setting: str) -> str | None:
     """The peft directory engine.adapter names, or None ("none", or "default": the packaged
     adapter is a GGUF LoRA, which peft cannot load)."""
@@ -88,7 +92,8 @@ def _converted_gguf(gguf: Path, data_dir: Path | None) -> Path:
         _convert(gguf, target)
         return target
     stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    source = f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{CONVERSION_VERSION}"
+    key = hashlib.sha256(source.encode())
     target = data_dir / "models" / "torch" / f"{gguf.stem}-{key.hexdigest()[:12]}"
     if (target / CACHE_MARKER).exists():
         return target
@@ -118,6 +123,10 @@ def _convert(gguf: Path, target: Path) -> None:
             f"transformers cannot load the GGUF file {gguf} ({exc}); use engine.kind = "
             '"llama.cpp" for it, or point engine.model_path at a Hugging Face directory'
         ) from None
+    # The weights are dequantized now: a quantization_config saying "gguf" would describe
+    # the source file, not this directory (and vLLM refuses to load a directory with one).
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
     model.config.save_pretrained(target)
     model.generation_config.save_pretrained(target)
     tokenizer.save_pretrained(target)
