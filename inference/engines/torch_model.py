@@ -35,7 +35,7 @@ class LoadedModel:
 
 
 # Part of the cache key: a change to what _convert writes makes a new directory.
-CONVERSION_VERSION = 2  # 2: no quantization_config in the saved config
+CONVERSION_VERSION = 3  # 2: no quantization_config; 3: the embedding saved, not lm_head
 
 
 def torch_adapter(setting: str) -> str | None:
@@ -111,7 +111,7 @@ def _converted_gguf(gguf: Path, data_dir: Path | None) -> Path:
 
 def _convert(gguf: Path, target: Path) -> None:
     import torch
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder, name = str(gguf.parent), gguf.name
@@ -130,7 +130,17 @@ def _convert(gguf: Path, target: Path) -> None:
     model.config.save_pretrained(target)
     model.generation_config.save_pretrained(target)
     tokenizer.save_pretrained(target)
-    save_model(model, str(target / "model.safetensors"))  # drops the tied lm_head copy
+    save_file(_weights(model), str(target / "model.safetensors"))
+
+
+def _weights(model: Any) -> dict[str, Any]:
+    """The state dict without the lm_head when it is tied to the embedding: the embedding
+    must stay under its own name (safetensors' save_model kept lm_head.weight instead,
+    which transformers re-ties but vLLM does not: it served all-equal logits)."""
+    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
+    if getattr(model.config, "tie_word_embeddings", False):
+        state.pop("lm_head.weight", None)
+    return state
 
 
 def _load_pretrained(source: Path) -> Any:

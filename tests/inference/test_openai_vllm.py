@@ -71,7 +71,8 @@ def test_vllm_reports_its_prefix_cache_hits(vllm_engine: OpenAIEngine) -> None:
     first = vllm_engine.complete(base, 2)
     second = vllm_engine.complete(base + "def main():\n    ", 2)
     assert first.stats.prompt_tokens > 200
-    assert second.stats.reused_prompt_tokens >= 16 * ((first.stats.prompt_tokens - 16) // 16)
+    # whole cache blocks only: 16 tokens on a GPU, 128 on the CPU backend (256 of 380 here)
+    assert second.stats.reused_prompt_tokens >= 128 * (first.stats.prompt_tokens // 128)
     assert vllm_engine.stats()["totals"]["cache_reports"] >= 2
 
 
