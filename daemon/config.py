@@ -5,6 +5,7 @@ before the daemon starts: a bad setting stops it with a message naming key and s
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["CONFIG_FILE_NAME", "ConfigError", "Settings", "load_settings"]
 
 CONFIG_FILE_NAME = "shadowtab.toml"
+logger = logging.getLogger(__name__)
 
 # SHADOWTAB_* variables that are not settings; any other SHADOWTAB_* name is a typo.
 NON_SETTING_ENV_VARS = frozenset(paths.DIR_ENV_VARS)
@@ -44,12 +46,13 @@ class Settings:
     threads: int | None = None  # None: llama.cpp's default
     kv_cache_mb: int = 256
     device: str | None = None  # torch; None: CUDA when present
-    adapter_path: str | None = None  # torch
     base_url: str | None = None  # openai
     server_model: str | None = None  # openai: engine.model
     api_key: str | None = field(default=None, repr=False)  # openai; never shown
     timeout_s: float = 30.0  # openai
-    adapter: str = "default"  # "default" (the packaged LoRA adapter), "none", or a path
+    # "default" (llama.cpp: the packaged LoRA adapter), "none", or a path: a GGUF LoRA file
+    # (llama.cpp) or a peft directory (torch)
+    adapter: str = "default"
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
@@ -58,6 +61,7 @@ class Settings:
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
+    deprecations: tuple[str, ...] = ()  # old keys still honoured, each with its new name
 
     def engine_options(self, data_dir: Path | None = None) -> EngineOptions:
         from shadowtab.inference import EngineOptions
@@ -71,7 +75,6 @@ class Settings:
             kv_cache_mb=self.kv_cache_mb,
             data_dir=data_dir or paths.data_dir(),
             device=self.device,
-            adapter_path=self.adapter_path,
             base_url=self.base_url,
             server_model=self.server_model,
             api_key=self.api_key,
@@ -118,7 +121,6 @@ class Settings:
             "threads": self.threads,
             "kv_cache_mb": self.kv_cache_mb,
             "device": self.device,
-            "adapter_path": self.adapter_path,
             "base_url": self.base_url,
             "model": self.server_model,
             "api_key": "set" if self.api_key else None,  # the key itself never
@@ -131,6 +133,7 @@ class Settings:
             "min_confidence": self.min_confidence,
             "linters": {name: dict(table) for name, table in self.linters.items()},
             "sources": list(self.sources),
+            "deprecations": list(self.deprecations),
         }
 
 
@@ -172,7 +175,10 @@ def load_settings(
     env_table = table_from_env(environ)
     _merge(merged, env_table)
     sources.extend(name for name in ENV_KEYS if name in environ)
-    return _settings_from_table(merged, tuple(sources))
+    settings = _settings_from_table(merged, tuple(sources))
+    for message in settings.deprecations:
+        logger.warning("%s", message)
+    return settings
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -213,12 +219,11 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         threads=engine.get("threads", defaults.threads),
         kv_cache_mb=engine.get("kv_cache_mb", defaults.kv_cache_mb),
         device=engine.get("device", defaults.device),
-        adapter_path=engine.get("adapter_path", defaults.adapter_path),
         base_url=engine.get("base_url", defaults.base_url),
         server_model=engine.get("model", defaults.server_model),
         api_key=engine.get("api_key", defaults.api_key),
         timeout_s=engine.get("timeout_s", defaults.timeout_s),
-        adapter=engine.get("adapter", defaults.adapter),
+        adapter=_adapter(engine, defaults.adapter),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),
@@ -226,4 +231,18 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         min_confidence=float(next_edit.get("min_confidence", defaults.min_confidence)),
         linters=dict(table.get("linters", {})),
         sources=sources,
+        deprecations=_deprecations(engine),
     )
+
+
+def _adapter(engine: Mapping[str, Any], default: str) -> str:
+    """engine.adapter; the old torch-only engine.adapter_path when only it is set."""
+    return str(engine.get("adapter") or engine.get("adapter_path") or default)
+
+
+def _deprecations(engine: Mapping[str, Any]) -> tuple[str, ...]:
+    if "adapter_path" not in engine:
+        return ()
+    if "adapter" in engine:
+        return ("engine.adapter_path is deprecated and ignored: engine.adapter is set",)
+    return ("engine.adapter_path is deprecated: it is read as engine.adapter; rename it",)

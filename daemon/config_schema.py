@@ -124,12 +124,12 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "threads": _integer(1),
         "kv_cache_mb": _integer(1),
         "device": _device,  # torch
-        "adapter_path": _string,  # torch: a peft LoRA adapter directory
+        "adapter_path": _string,  # deprecated: read as engine.adapter (see config.py)
         "base_url": _http_url,  # openai
         "model": _string,  # openai: the served model's name
         "api_key": _secret,  # openai; or SHADOWTAB_OPENAI_API_KEY / OPENAI_API_KEY
         "timeout_s": _positive_number,  # openai
-        "adapter": _string,
+        "adapter": _string,  # "default" | "none" | a GGUF LoRA file or a peft directory
     },
     "debounce": {
         "lint_ms": _integer(0),

@@ -55,7 +55,7 @@ def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] |
         on_progress=on_progress,
         data_dir=options.data_dir,
         device=options.device,
-        adapter_path=options.adapter_path,
+        adapter=options.adapter,
     )
 
 

@@ -74,18 +74,25 @@ class EngineOptions:
     kv_cache_mb: float = 256
     data_dir: Path | None = None
     device: str | None = None  # torch: "cuda" | "cpu"; None: CUDA when present
-    adapter_path: str | None = None  # torch: a peft LoRA adapter directory
     base_url: str | None = None  # openai: the server's OpenAI API root, ending in /v1
     server_model: str | None = None  # openai: the model name; None: the server's first
     api_key: str | None = field(default=None, repr=False)  # openai; else from the env
     timeout_s: float = 30.0  # openai: longest wait for the server's next byte
-    adapter: str = "default"  # engine.adapter: "default" | "none" | a GGUF LoRA path
+    # engine.adapter, for every local engine: "none", a path (llama.cpp: a GGUF LoRA file;
+    # torch: a peft adapter directory), or "default" (llama.cpp: the packaged adapter on
+    # the packaged model; torch: none, the packaged adapter is a GGUF LoRA)
+    adapter: str = "default"
     # The prompt formats the predictor can render: an adapter trained on another is
     # refused (None: no check).
     adapter_formats: tuple[str, ...] | None = None
     # engine.process: "worker" runs the engine in a child process the daemon supervises
     # (engines/worker/); "inline" in the caller's process (debugging, tests)
     process: EngineProcess = "worker"
+
+    @property
+    def adapter_path(self) -> str | None:
+        """The adapter path the setting names, if it names one (for status lines)."""
+        return None if self.adapter in ("default", "none", "") else self.adapter
 
 
 @runtime_checkable

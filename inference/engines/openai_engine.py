@@ -5,7 +5,9 @@ The prompts are the same cache-aware prompts as the local engines build, so the 
 own prefix cache (vLLM automatic prefix caching, llama.cpp `cache_prompt`) hits; the
 rewrite draft goes out as `prediction` (OpenAI's predicted outputs) where the server
 takes it. Decoding is greedy (temperature 0), so a rewrite with or without the draft
-gives the same text. Every request is streamed: cancelling closes the stream."""
+gives the same text. Every request is streamed: cancelling closes the stream. Answers
+carry finish reasons, and log-probabilities where the server gives them (for the
+predictor's confidence): see openai_answer.py."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .api import (
@@ -30,12 +32,13 @@ from .api import (
 )
 from .llama_cpp.scheduling import CancelFlag
 from .llama_cpp.text_output import Emit, stream_in_thread
+from .openai_answer import Answer, AnswerBuilder, as_completion
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
 
 API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8
-OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options")  # dropped if refused
+OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs")  # if refused
 POLL_S = 0.02
 T = TypeVar("T")
 
@@ -43,15 +46,6 @@ T = TypeVar("T")
 def api_key_from_env(environ: dict[str, str] | None = None) -> str | None:
     env = os.environ if environ is None else environ
     return next((env[name] for name in API_KEY_ENV if env.get(name)), None)
-
-
-@dataclass
-class _Answer:
-    text: str = ""
-    finish_reason: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
-    first_token_at: float | None = None
-    chunks: int = 0
 
 
 class OpenAIEngine:
@@ -69,6 +63,7 @@ class OpenAIEngine:
         self.n_ctx = n_ctx
         self._client = ServerClient(options)
         self._refused: set[str] = set()
+        self._server_reports_stop = False  # learnt from its answers: see openai_answer
         self._totals = UsageTotals()
         self._tokenize_route: tuple[str, str] | None = None
         self._state = "loading"
@@ -103,8 +98,8 @@ class OpenAIEngine:
     def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
         """One token's worth of request: the server prefills the prompt into its cache."""
         _check_prompt(prompt)
-        body = self._body(prompt, 1, (), None)
-        answer, seconds = self._call(lambda stop: self._collect(body, stop, None), cancel)
+        request = self._request(prompt, 1, (), None, logprobs=False)
+        answer, seconds = self._call(lambda flag: self._collect(request, flag, None), cancel)
         return self._stats(answer, seconds)
 
     def complete(
@@ -120,8 +115,8 @@ class OpenAIEngine:
             return self._call_completion(
                 lambda flag: self._candidates(prompt, max_tokens, stop, n, flag), cancel
             )
-        body = self._body(prompt, max_tokens, stop, None)
-        return self._call_completion(lambda flag: self._completion(body, flag, None), cancel)
+        request = self._request(prompt, max_tokens, stop, None)
+        return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
 
     def complete_stream(
         self,
@@ -131,8 +126,8 @@ class OpenAIEngine:
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         self._check(prompt, max_tokens, 1)
-        body = self._body(prompt, max_tokens, stop, None)
-        return stream_in_thread(lambda emit, flag: self._completion(body, flag, emit), cancel)
+        request = self._request(prompt, max_tokens, stop, None)
+        return stream_in_thread(lambda emit, flag: self._completion(request, flag, emit), cancel)
 
     def rewrite(
         self,
@@ -147,8 +142,8 @@ class OpenAIEngine:
         if n > 1:  # alternatives branch at the first token, as complete() does
             return self.complete(prompt, max_tokens, stop, n, cancel)
         self._check(prompt, max_tokens, 1, draft)
-        body = self._body(prompt, max_tokens, stop, draft if speculative else None)
-        return self._call_completion(lambda flag: self._completion(body, flag, None), cancel)
+        request = self._request(prompt, max_tokens, stop, draft if speculative else None)
+        return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
 
     def rewrite_stream(
         self,
@@ -160,8 +155,8 @@ class OpenAIEngine:
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         self._check(prompt, max_tokens, 1, draft)
-        body = self._body(prompt, max_tokens, stop, draft if speculative else None)
-        return stream_in_thread(lambda emit, flag: self._completion(body, flag, emit), cancel)
+        request = self._request(prompt, max_tokens, stop, draft if speculative else None)
+        return stream_in_thread(lambda emit, flag: self._completion(request, flag, emit), cancel)
 
     def cache_info(self) -> CacheInfo:
         """The server keeps the KV cache; nothing is resident here."""
@@ -177,6 +172,8 @@ class OpenAIEngine:
             "api_key": "set" if self.options.api_key else None,
             "n_ctx": self.n_ctx,
             "cache": None,
+            "logprobs": self.options.logprobs and "logprobs" not in self._refused,
+            "server_stops": self._server_reports_stop,  # else stop strings are matched here
             "totals": self._totals.to_dict(),
         }
 
@@ -192,9 +189,14 @@ class OpenAIEngine:
         check_request(RequestLimits(self.n_ctx, MAX_CANDIDATES), max_tokens, n, draft=draft)
         _check_prompt(prompt)
 
-    def _body(
-        self, prompt: str, max_tokens: int, stop: Sequence[str], draft: str | None
-    ) -> dict[str, Any]:
+    def _request(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str],
+        draft: str | None,
+        logprobs: bool = True,
+    ) -> _Request:
         body: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt,
@@ -204,102 +206,105 @@ class OpenAIEngine:
             "stream_options": {"include_usage": True},
             "cache_prompt": True,  # llama.cpp server: reuse the longest cached prefix
         }
-        if stop:
-            body["stop"] = [s for s in stop if s][:4]  # OpenAI accepts at most 4
+        stops = tuple(s for s in stop if s)
+        if stops and self._server_reports_stop:  # else matched here only: see openai_answer
+            body["stop"] = list(stops[:4])  # OpenAI accepts at most 4
+        if logprobs and self.options.logprobs:
+            body["logprobs"] = 1  # the chosen token's log-probability: the confidence
         if draft is not None and self.options.send_prediction:
             body["prediction"] = {"type": "content", "content": draft}
-        return body
+        return _Request(body, stops)
 
-    def _completion(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> Completion:
-        answer, seconds = self._timed(lambda: self._collect(body, stop, emit))
-        return Completion([answer.text], self._stats(answer, seconds))
+    def _completion(self, request: _Request, flag: CancelFlag, emit: Emit | None) -> Completion:
+        answer, seconds = self._timed(lambda: self._collect(request, flag, emit))
+        return as_completion([answer], self._stats(answer, seconds))
 
     def _candidates(
         self, prompt: str, max_tokens: int, stop: Sequence[str], n: int, flag: CancelFlag
     ) -> Completion:
         """Best first; then the next most likely first tokens, each continued greedily
         (the server's prefix cache holds the prompt, so each costs little prefill)."""
-        best = self._completion(self._body(prompt, max_tokens, stop, None), flag, None)
-        texts = [best.texts[0]]
-        for token in self._first_tokens(prompt, n, flag)[1:n]:
-            if max_tokens == 1 or any(s and s in token for s in stop):
-                texts.append(token)
-                continue
-            body = self._body(prompt + token, max_tokens - 1, stop, None)
-            texts.append(token + self._collect(body, flag, None).text)
-        best.texts = list(dict.fromkeys(texts))
-        return best
+        best, seconds = self._timed(
+            lambda: self._collect(self._request(prompt, max_tokens, stop, None), flag, None)
+        )
+        stats = self._stats(best, seconds)
+        found = [best]
+        for token, logprob in self._first_tokens(prompt, n, flag)[1:n]:
+            builder = AnswerBuilder(stop)
+            if not builder.add_piece(token, _one_logprob(token, logprob)) and max_tokens > 1:
+                request = self._request(prompt + token, max_tokens - 1, stop, None)
+                self._collect(request, flag, None, builder)
+            elif max_tokens == 1:
+                builder.mark_length()
+            found.append(builder.finish())
+        return as_completion(found, stats)
 
-    def _first_tokens(self, prompt: str, n: int, flag: CancelFlag) -> list[str]:
-        body = {**self._body(prompt, 1, (), None), "logprobs": n}
+    def _first_tokens(self, prompt: str, n: int, flag: CancelFlag) -> list[tuple[str, float]]:
+        body = {**self._request(prompt, 1, (), None).body, "logprobs": n}
         choice: dict[str, Any] = {}
         for event in self._events(body, flag):
             choice = (event.get("choices") or [{}])[0] or choice
             top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
             if isinstance(top, dict) and top:
-                return [t for t, _ in sorted(top.items(), key=lambda item: -float(item[1]))]
+                ranked = sorted(top.items(), key=lambda item: -float(item[1]))
+                return [(str(token), float(value)) for token, value in ranked]
         raise EngineError(
             f"the server at {self.url} returns no logprobs, so it cannot rank n > 1 candidates "
             "(llama-cpp-python's server needs --logits_all true)"
         )
 
-    def _collect(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> _Answer:
+    def _collect(
+        self,
+        request: _Request,
+        flag: CancelFlag,
+        emit: Emit | None,
+        builder: AnswerBuilder | None = None,
+    ) -> Answer:
         """The whole answer. Failures before the first event are retried by the client; a
         stream cut in the middle is retried here from scratch when nobody has seen its text
-        yet (no emit; greedy decoding gives the same answer)."""
+        yet (no emit, no text fed in before; greedy decoding gives the same answer)."""
         attempt = 0
         while True:
+            fresh = AnswerBuilder(request.stop, emit)
             try:
-                return self._collect_once(body, stop, emit)
+                return self._collect_once(request, flag, builder or fresh)
             except ServerError as exc:
-                retry = exc.mid_stream and exc.retryable and emit is None
+                retry = exc.mid_stream and exc.retryable and emit is None and builder is None
                 if not retry or attempt >= self.options.retries:
                     raise
                 attempt += 1
 
-    def _collect_once(self, body: dict[str, Any], stop: CancelFlag, emit: Emit | None) -> _Answer:
-        answer = _Answer()
-        started = time.perf_counter()
-        for event in self._events(body, stop):
-            if isinstance(event.get("usage"), dict):
-                answer.usage = event["usage"]
-            for key in ("timings", "tokens_cached"):  # llama.cpp server's own figures
-                if key in event:
-                    answer.usage.setdefault(key, event[key])
-            choices = event.get("choices") or []
-            if not choices:
-                continue
-            choice = choices[0]
-            piece = choice.get("text") or ""
-            if piece:
-                if answer.first_token_at is None:
-                    answer.first_token_at = time.perf_counter() - started
-                answer.text += piece
-                answer.chunks += 1
-                if emit is not None:
-                    emit(piece)
-            answer.finish_reason = choice.get("finish_reason") or answer.finish_reason
+    def _collect_once(self, request: _Request, flag: CancelFlag, builder: AnswerBuilder) -> Answer:
+        events = self._events(dict(request.body), flag)
+        try:
+            for event in events:
+                if builder.add_event(event):
+                    break  # a stop string: closing the stream stops the server
+        finally:
+            events.close()
+        answer = builder.finish()
+        self._server_reports_stop = self._server_reports_stop or answer.reports_stop
         return answer
 
-    def _events(self, body: dict[str, Any], stop: CancelFlag) -> Iterator[dict[str, Any]]:
+    def _events(self, body: dict[str, Any], flag: CancelFlag) -> Generator[dict[str, Any]]:
         """Streamed events, dropping optional fields the server refuses (an HTTP 400 that
         names them) for this and every later request."""
         for field_name in self._refused:
             body.pop(field_name, None)
         try:
-            yield from self._client.stream(body, stop, [False])
+            yield from self._client.stream(body, flag, [False])
         except ServerError as exc:
             refused = [f for f in OPTIONAL_FIELDS if f in body and f in str(exc)]
             if not refused or "HTTP 400" not in str(exc):
                 raise
             self._refused.update(refused)
-            yield from self._events(body, stop)
+            yield from self._events(body, flag)
 
     # cancellation, timing, stats
 
     def _call(
-        self, run: Callable[[CancelFlag], _Answer], cancel: threading.Event | None
-    ) -> tuple[_Answer, float]:
+        self, run: Callable[[CancelFlag], Answer], cancel: threading.Event | None
+    ) -> tuple[Answer, float]:
         return _run_cancellable(lambda flag: self._timed(lambda: run(flag)), cancel)
 
     def _call_completion(
@@ -308,17 +313,27 @@ class OpenAIEngine:
         return _run_cancellable(run, cancel)
 
     @staticmethod
-    def _timed(run: Callable[[], _Answer]) -> tuple[_Answer, float]:
+    def _timed(run: Callable[[], Answer]) -> tuple[Answer, float]:
         started = time.perf_counter()
         answer = run()
         return answer, time.perf_counter() - started
 
-    def _stats(self, answer: _Answer, seconds: float) -> RequestStats:
+    def _stats(self, answer: Answer, seconds: float) -> RequestStats:
         stats = stats_from_usage(answer.usage, answer.chunks)
         stats.seconds = seconds
         stats.first_token_seconds = answer.first_token_at or seconds
         self._totals.add(stats, answer.usage)
         return stats
+
+
+@dataclass(frozen=True)
+class _Request:
+    body: dict[str, Any]
+    stop: tuple[str, ...]  # matched on the streamed text whether or not the server has them
+
+
+def _one_logprob(token: str, logprob: float) -> dict[str, Any]:
+    return {"tokens": [token], "token_logprobs": [logprob]}
 
 
 def _check_prompt(prompt: str) -> None:

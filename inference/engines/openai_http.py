@@ -30,6 +30,7 @@ class ServerOptions:
     retries: int = 2  # extra attempts after a retryable failure before any text arrived
     backoff_s: float = 0.2  # first pause between attempts; doubles each time
     send_prediction: bool = True  # the draft as OpenAI's `prediction` (predicted outputs)
+    logprobs: bool = True  # ask for each token's log-probability (the predictor's confidence)
 
     def __repr__(self) -> str:  # the key never reaches a log line through repr()
         key = "set" if self.api_key else None

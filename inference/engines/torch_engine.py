@@ -15,8 +15,9 @@ from typing import Any, cast
 from .llama_cpp.engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
 from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.runtime import LlamaRuntime
-from .torch_model import load_model
+from .torch_model import load_model, torch_adapter
 from .torch_runtime import TorchRuntime
+from .torch_threads import choose_threads
 
 
 class TorchEngine(LlamaCppEngine):
@@ -32,10 +33,12 @@ class TorchEngine(LlamaCppEngine):
         load: bool = True,
         data_dir: Path | None = None,
         device: str | None = None,
-        adapter_path: str | None = None,
+        adapter: str | None = "default",
     ) -> None:
         """With no model_path the packaged GGUF is dequantized once into data_dir. `device`:
-        "cuda", "cpu" or None (CUDA when present)."""
+        "cuda", "cpu" or None (CUDA when present). `adapter` (engine.adapter): a peft LoRA
+        adapter directory, "none", or "default" (none: the packaged adapter is a GGUF LoRA
+        for llama.cpp, which peft does not load)."""
         super().__init__(
             model_path,
             n_ctx,
@@ -46,7 +49,10 @@ class TorchEngine(LlamaCppEngine):
             requantize_to=None,
         )
         self.device = device
-        self.adapter_path = adapter_path
+        self._threads_setting = n_threads  # None: measured at load (torch_threads.py)
+        self.thread_probe_s: dict[int, float] = {}
+        self.adapter_setting = adapter or "default"
+        self.adapter_path = torch_adapter(self.adapter_setting)
         if load:
             self.load(on_progress)
 
@@ -61,6 +67,9 @@ class TorchEngine(LlamaCppEngine):
         self.loaded_model_path = loaded.source
         runtime = TorchRuntime(loaded)
         self.device = loaded.device
+        if self.device == "cpu" and self._threads_setting is None:
+            choice = choose_threads(loaded.model, (1, self.n_threads))
+            self.n_threads, self.thread_probe_s = choice.threads, choice.seconds
         capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
         n_cells = max(self.n_ctx, capacity)
         cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), n_cells)
@@ -75,4 +84,7 @@ class TorchEngine(LlamaCppEngine):
             "engine": "torch",
             "device": self.device,
             "adapter": self.adapter_path,
+            "adapter_setting": self.adapter_setting,
+            "adapter_error": None,  # a torch adapter that cannot be used fails the load
+            "thread_probe_ms": {n: round(t * 1000, 1) for n, t in self.thread_probe_s.items()},
         }

@@ -34,6 +34,16 @@ class LoadedModel:
     adapter: str | None
 
 
+# Part of the cache key: a change to what _convert writes makes a new directory.
+CONVERSION_VERSION = 3  # 2: no quantization_config; 3: the embedding saved, not lm_head
+
+
+def torch_adapter(setting: str) -> str | None:
+    """The peft directory engine.adapter names, or None ("none", or "default": the packaged
+    adapter is a GGUF LoRA, which peft cannot load)."""
+    return None if setting in ("default", "none", "") else setting
+
+
 def load_model(
     model_path: Path,
     data_dir: Path | None,
@@ -82,7 +92,8 @@ def _converted_gguf(gguf: Path, data_dir: Path | None) -> Path:
         _convert(gguf, target)
         return target
     stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    source = f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{CONVERSION_VERSION}"
+    key = hashlib.sha256(source.encode())
     target = data_dir / "models" / "torch" / f"{gguf.stem}-{key.hexdigest()[:12]}"
     if (target / CACHE_MARKER).exists():
         return target
@@ -100,7 +111,7 @@ def _converted_gguf(gguf: Path, data_dir: Path | None) -> Path:
 
 def _convert(gguf: Path, target: Path) -> None:
     import torch
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder, name = str(gguf.parent), gguf.name
@@ -112,10 +123,24 @@ def _convert(gguf: Path, target: Path) -> None:
             f"transformers cannot load the GGUF file {gguf} ({exc}); use engine.kind = "
             '"llama.cpp" for it, or point engine.model_path at a Hugging Face directory'
         ) from None
+    # The weights are dequantized now: a quantization_config saying "gguf" would describe
+    # the source file, not this directory (and vLLM refuses to load a directory with one).
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
     model.config.save_pretrained(target)
     model.generation_config.save_pretrained(target)
     tokenizer.save_pretrained(target)
-    save_model(model, str(target / "model.safetensors"))  # drops the tied lm_head copy
+    save_file(_weights(model), str(target / "model.safetensors"))
+
+
+def _weights(model: Any) -> dict[str, Any]:
+    """The state dict without the lm_head when it is tied to the embedding: the embedding
+    must stay under its own name (safetensors' save_model kept lm_head.weight instead,
+    which transformers re-ties but vLLM does not: it served all-equal logits)."""
+    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
+    if getattr(model.config, "tie_word_embeddings", False):
+        state.pop("lm_head.weight", None)
+    return state
 
 
 def _load_pretrained(source: Path) -> Any:
@@ -157,18 +182,19 @@ def _with_adapter(model: Any, adapter_path: str) -> Any:
     try:
         from peft import PeftModel
     except ImportError:
-        raise ModelLoadError(
-            "engine.adapter_path needs peft (pip install 'shadowtab[torch]')"
-        ) from None
+        raise ModelLoadError("engine.adapter needs peft (pip install 'shadowtab[torch]')") from None
     path = Path(adapter_path)
     try:
         return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     except (ValueError, KeyError, RuntimeError, OSError) as exc:
-        raise ModelLoadError(f"the adapter {path} does not fit the model: {exc}") from None
+        raise ModelLoadError(
+            f"engine.adapter = {str(path)!r} does not fit the model: {exc}"
+        ) from None
 
 
 def _check_adapter(path: Path) -> None:
     if not (path / "adapter_config.json").exists():
         raise ModelLoadError(
-            f"engine.adapter_path is not a peft adapter directory (no adapter_config.json): {path}"
+            f"engine.adapter = {str(path)!r} is not a peft adapter directory (no "
+            "adapter_config.json): the torch engine takes one (llama.cpp takes GGUF LoRA files)"
         )

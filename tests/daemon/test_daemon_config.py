@@ -178,12 +178,31 @@ def test_torch_and_openai_engine_settings(
     shown = f"{settings.describe()} {settings!r} {options!r}"
     assert "sk-from" not in shown and settings.describe()["api_key"] == "set"
     (workspace / "shadowtab.toml").write_text(
-        '[engine]\nkind = "torch"\ndevice = "cuda:0"\nadapter_path = "/adapters/ne"\n'
+        '[engine]\nkind = "torch"\ndevice = "cuda:0"\nadapter = "/adapters/ne"\n'
     )
     monkeypatch.delenv("SHADOWTAB_OPENAI_API_KEY")
-    torch_options = load_settings(workspace).engine_options()
+    torch_settings = load_settings(workspace)
+    torch_options = torch_settings.engine_options()
     assert torch_options.kind == "torch" and torch_options.device == "cuda:0"
-    assert torch_options.adapter_path == "/adapters/ne"
+    assert torch_options.adapter == torch_options.adapter_path == "/adapters/ne"
+    assert torch_settings.deprecations == ()
+
+
+def test_the_old_adapter_path_key_still_works_and_says_so(
+    config_dirs: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, workspace = config_dirs
+    (workspace / "shadowtab.toml").write_text('[engine]\nadapter_path = "/adapters/ne"\n')
+    with caplog.at_level("WARNING"):
+        settings = load_settings(workspace)
+    assert settings.engine_options().adapter == "/adapters/ne"
+    assert "engine.adapter_path is deprecated" in caplog.text
+    assert settings.describe()["deprecations"] == list(settings.deprecations)
+    (workspace / "shadowtab.toml").write_text(
+        '[engine]\nadapter_path = "/adapters/old"\nadapter = "none"\n'
+    )
+    both = load_settings(workspace)
+    assert both.engine_options().adapter == "none" and "ignored" in both.deprecations[0]
 
 
 def test_the_engine_runs_in_a_worker_unless_set_inline(

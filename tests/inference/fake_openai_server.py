@@ -28,6 +28,7 @@ class Script:
     event_gap_s: float = 0.0
     refuse_field: str | None = None  # HTTP 400 naming this field when a body has it
     pieces: list[str] = field(default_factory=lambda: ["hel", "lo", " world"])
+    report_stop: bool = False  # vLLM-style: honour `stop`, say which one in stop_reason
     usage: dict[str, Any] | None = None
     bodies: list[dict[str, Any]] = field(default_factory=list)  # completions received
     disconnected: threading.Event = field(default_factory=threading.Event)
@@ -82,18 +83,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
-        pieces = script.pieces[: int(body.get("max_tokens") or len(script.pieces))]
+        pieces, matched = _pieces(script, body)
         try:
             for index, piece in enumerate(pieces):
                 if script.cut_after is not None and index >= script.cut_after:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                event = {"choices": [{"index": 0, "text": piece, "finish_reason": None}]}
-                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                choice: dict[str, Any] = {"index": 0, "text": piece, "finish_reason": None}
+                if body.get("logprobs") is not None:
+                    choice["logprobs"] = {"tokens": [piece], "token_logprobs": [-0.5]}
+                self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
                 self.wfile.flush()
                 time.sleep(script.event_gap_s)
-            last: dict[str, Any] = {"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}
+            end = {"index": 0, "text": "", "finish_reason": "stop"}
+            if script.report_stop:
+                end["stop_reason"] = matched
+            last: dict[str, Any] = {"choices": [end]}
             self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
             if script.usage is not None:
                 usage_event = {"choices": [], "usage": script.usage}
@@ -117,6 +123,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def _pieces(script: Script, body: dict[str, Any]) -> tuple[list[str], str | None]:
+    """The pieces to send (up to max_tokens) and, for a server that honours `stop`, the
+    stop string that cut them (the rest of the text and the stop string are not sent)."""
+    pieces = script.pieces[: int(body.get("max_tokens") or len(script.pieces))]
+    if not script.report_stop or not body.get("stop"):
+        return pieces, None
+    text = "".join(pieces)
+    hits = [(text.find(s), s) for s in body["stop"] if s in text]
+    if not hits:
+        return pieces, None
+    cut, matched = min(hits)
+    kept, length = [], 0
+    for piece in pieces:
+        if length >= cut:
+            break
+        kept.append(piece[: cut - length])
+        length += len(piece)
+    return kept, matched
 
 
 class _Server(ThreadingHTTPServer):

@@ -146,3 +146,33 @@ def test_bad_input_gets_clear_errors(any_engine: Engine) -> None:
     with pytest.raises(EngineError, match="empty prompt"):
         any_engine.complete("", 4)
     assert any_engine.complete(FIB, 2).texts
+
+
+CHAT = (
+    "<|im_start|>user\nWhat is 2 + 2? Answer with a number only.<|im_end|>\n<|im_start|>assistant\n"
+)
+
+
+def check_tokens_cover(result: Completion) -> None:
+    """Per candidate: a log-probability and an offset per token, the last at the end."""
+    for text, logprobs, offsets in zip(
+        result.texts, result.logprobs, result.text_offsets, strict=True
+    ):
+        assert logprobs and len(logprobs) == len(offsets) and all(lp <= 0 for lp in logprobs)
+        assert offsets == sorted(offsets) and offsets[-1] == len(text)
+
+
+def test_finish_reasons_and_logprobs(any_engine: Engine) -> None:
+    """What the next-edit predictor needs of every engine: why each candidate ended (the
+    end token and a stop string told apart) and how sure the model was of each token."""
+    cut = any_engine.complete(FIB, 4)
+    assert cut.finish_reasons == ["length"]
+    stopped = any_engine.complete(FIB, 40, stop=["\n"])
+    assert stopped.finish_reasons == ["stop"] and "\n" not in stopped.texts[0]
+    ended = any_engine.complete(CHAT, 60, stop=["```"])  # the chat turn ends on <|im_end|>
+    assert ended.finish_reasons == ["eos"]
+    many = any_engine.complete(FIB, 6, stop=["\n"], n=3)
+    assert len(many.finish_reasons) == len(many.texts) >= 2
+    assert set(many.finish_reasons) <= {"stop", "length", "eos"}
+    for result in (cut, stopped, ended, many):
+        check_tokens_cover(result)

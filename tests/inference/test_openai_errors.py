@@ -44,8 +44,49 @@ def test_streams_collects_and_reports_server_usage() -> None:
         assert "".join(engine.complete_stream("p", 8)) == "hello world"
         body = script.bodies[0]
         assert body["model"] == "tiny" and body["temperature"] == 0 and body["stream"] is True
-        assert body["cache_prompt"] is True and body["stop"] == ["\n\n"]
+        assert body["cache_prompt"] is True and "stop" not in body  # matched here
+        assert body["logprobs"] == 1
         assert engine.stats()["totals"]["cached_share"] == pytest.approx(0.8)
+        engine.close()
+
+
+def test_finish_reasons_tell_the_end_token_from_a_stop_string() -> None:
+    """OpenAI's "stop" is the end token unless a stop string matched; llama-cpp-python
+    never says which, so stop strings are matched on the streamed text."""
+    script = Script(pieces=["a = 1", "\n\n", "b = 2"])
+    with fake_server(script) as url:
+        engine = engine_for(url)
+        ended = engine.complete("p", 8)
+        assert ended.texts == ["a = 1\n\nb = 2"] and ended.finish_reasons == ["eos"]
+        assert ended.logprobs == [[-0.5] * 3] and ended.text_offsets == [[5, 7, 12]]
+        stopped = engine.complete("p", 8, stop=["\n\n"])
+        assert stopped.texts == ["a = 1"] and stopped.finish_reasons == ["stop"]
+        assert stopped.text_offsets == [[5, 5]] and len(stopped.logprobs[0]) == 2
+        assert "stop" not in script.bodies[1]
+        assert engine.complete("p", 2).finish_reasons == ["eos"]  # the script says "stop"
+        engine.close()
+
+
+def test_a_server_that_names_its_stop_gets_the_stop_strings() -> None:
+    script = Script(pieces=["a = 1", "\n\n", "b = 2"], report_stop=True)
+    with fake_server(script) as url:
+        engine = engine_for(url)
+        assert engine.complete("p", 8).finish_reasons == ["eos"]  # stop_reason: null
+        stopped = engine.complete("p", 8, stop=["\n\n"])
+        assert script.bodies[1]["stop"] == ["\n\n"]
+        assert stopped.texts == ["a = 1"] and stopped.finish_reasons == ["stop"]
+        assert stopped.text_offsets == [[5]]
+        assert engine.stats()["server_stops"] is True
+        engine.close()
+
+
+def test_logprobs_refused_are_not_asked_for_again() -> None:
+    script = Script(refuse_field="logprobs")
+    with fake_server(script) as url:
+        engine = engine_for(url)
+        result = engine.complete("p", 8)
+        assert result.texts == ["hello world"] and result.logprobs == [[]]
+        assert "logprobs" not in script.bodies[-1] and engine.stats()["logprobs"] is False
         engine.close()
 
 

@@ -37,6 +37,9 @@ def vllm_url(request: pytest.FixtureRequest) -> Iterator[str]:
         "--model", str(torch_engine.loaded_model_path), "--served-model-name", "smollm2",
         "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "2048",
         "--dtype", "float32", "--enable-prefix-caching", "--enable-prompt-tokens-details",
+        # the CPU backend reserves this share of the machine's memory for its KV cache and
+        # refuses to start when less is free (its default, 0.92, never is beside a test run)
+        "--gpu-memory-utilization", "0.3",
     ]  # fmt: skip
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     with log.open("wb") as out:
@@ -68,7 +71,8 @@ def test_vllm_reports_its_prefix_cache_hits(vllm_engine: OpenAIEngine) -> None:
     first = vllm_engine.complete(base, 2)
     second = vllm_engine.complete(base + "def main():\n    ", 2)
     assert first.stats.prompt_tokens > 200
-    assert second.stats.reused_prompt_tokens >= 16 * ((first.stats.prompt_tokens - 16) // 16)
+    # whole cache blocks only: 16 tokens on a GPU, 128 on the CPU backend (256 of 380 here)
+    assert second.stats.reused_prompt_tokens >= 128 * (first.stats.prompt_tokens // 128)
     assert vllm_engine.stats()["totals"]["cache_reports"] >= 2
 
 

@@ -65,10 +65,11 @@ def test_lora_adapter_through_peft(torch_engine: TorchEngine, tmp_path: Path) ->
     torch.manual_seed(0)
     get_peft_model(base, config).save_pretrained(str(tmp_path / "adapter"))
     tuned = TorchEngine(
-        model_path=base_dir, n_ctx=256, kv_cache_mb=4, adapter_path=str(tmp_path / "adapter")
+        model_path=base_dir, n_ctx=256, kv_cache_mb=4, adapter=str(tmp_path / "adapter")
     )
     try:
         assert tuned.stats()["adapter"] == str(tmp_path / "adapter")
+        assert torch_engine.stats()["adapter"] is None  # "default": none on torch
         plain = torch_engine.rewrite(FIB, "x", 8, speculative=False)
         assert tuned.rewrite(FIB, "x", 8, speculative=False).token_ids != plain.token_ids
     finally:
@@ -90,8 +91,8 @@ def test_bad_model_paths_name_the_setting(tmp_path: Path) -> None:
     other.write_bytes(b"PK\x03\x04 not a model" * 8)
     with pytest.raises(ModelLoadError, match="neither a Hugging Face model directory nor a GGUF"):
         TorchEngine(model_path=other)
-    with pytest.raises(ModelLoadError, match="adapter"):
-        TorchEngine(adapter_path=str(tmp_path), data_dir=tmp_path, load=True)
+    with pytest.raises(ModelLoadError, match=r"engine\.adapter.*not a peft adapter directory"):
+        TorchEngine(adapter=str(tmp_path), data_dir=tmp_path, load=True)
 
 
 def test_gguf_architecture_transformers_cannot_load(tmp_path: Path) -> None:
