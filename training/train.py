@@ -60,6 +60,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--max-steps", type=int, default=1_000_000)
+    parser.add_argument(
+        "--decay-from",
+        type=int,
+        default=None,
+        help="decay lr linearly from this step to a tenth of it at --max-steps",
+    )
     parser.add_argument("--limit", type=int, default=None, help="train on the first N examples")
     parser.add_argument("--max-tokens", type=int, default=None, help="skip longer examples")
     parser.add_argument("--eval-every", type=int, default=25)
@@ -70,6 +76,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-commit", action="store_true", help="do not git-commit checkpoints")
     parser.add_argument("--no-optimizer", action="store_true", help="keep Adam state out")
     return parser.parse_args(argv)
+
+
+def learning_rate(args: argparse.Namespace, step: int) -> float:
+    """Warm up, hold, then (when asked) decay linearly to a tenth at the last step.
+
+    A function of the step alone, so a resumed run follows the same schedule."""
+    lr = float(args.lr) * min(1.0, (step + 1) / args.warmup)
+    if args.decay_from is None or step < args.decay_from:
+        return lr
+    span = max(1, args.max_steps - args.decay_from)
+    return lr * (1.0 - 0.9 * min(1.0, (step - args.decay_from) / span))
 
 
 def shorter(examples: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
@@ -150,7 +167,7 @@ class Trainer:
 
         started = time.monotonic()
         batch = collate(self.schedule.batch(self.step))
-        lr = self.args.lr * min(1.0, (self.step + 1) / self.args.warmup)
+        lr = learning_rate(self.args, self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         with torch.autocast("cpu", dtype=torch.bfloat16):
