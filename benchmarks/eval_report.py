@@ -19,6 +19,7 @@ class Suggestion:
     verdict: Verdict
     confidence: float | None
     source: str | None
+    edit: tuple[int, int, str] = (0, 0, "")  # start, end, new text in the case's current text
 
 
 @dataclass

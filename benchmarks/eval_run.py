@@ -235,6 +235,7 @@ def _judged(
         verdict=verdict,
         confidence=float(confidence) if isinstance(confidence, int | float) else None,
         source=source if isinstance(source, str) else None,
+        edit=(start, end, text),
     )
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from corpus_split import SPLITS, records
 from eval_cases import MODES, cases
+from eval_dump import Dump
 from eval_report import Observation, mode_lines, sweep_line
 from eval_run import CaseRunner, Pauses, Variant, propagation_observation, start_hub, variants
 
@@ -88,6 +89,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--min-confidence", type=float, default=0.0, help="the predictor's threshold"
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dump", type=Path, help="append one JSON line per case here")
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
     args = parser.parse_args(argv)
     if args.quick:
@@ -103,12 +105,15 @@ async def evaluate(
     with tempfile.TemporaryDirectory(prefix="st-eval-") as scratch:
         hub, client, described = await start_hub(variant, Path(scratch), data_dir)
         runner = CaseRunner(hub, client, Path(scratch) / "root", pauses)
+        dump = Dump(args.dump)
         lines: list[dict[str, Any]] = []
         try:
             for mode in args.modes:
                 observed: dict[str, list[Observation]] = {}
                 for case in cases(corpus_records, mode, args.cases):
-                    for source, observation in (await runner.run(case)).items():
+                    found = await runner.run(case)
+                    dump.write(case, found)
+                    for source, observation in found.items():
                         observed.setdefault(source, []).append(observation)
                 header = {"split": args.split, **described}
                 lines += mode_lines(mode, observed, header)
@@ -119,6 +124,7 @@ async def evaluate(
                         if (line := sweep_line(mode, source, found, header)) is not None
                     ]
         finally:
+            dump.close()
             await runner.close()
             await hub.close()
     return lines
