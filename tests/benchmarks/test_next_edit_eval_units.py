@@ -12,6 +12,7 @@ sys.path.insert(0, str(BENCHMARKS))
 import corpus_split  # noqa: E402
 import eval_cases  # noqa: E402
 from edit_scoring import Verdict, judge  # noqa: E402
+from eval_dump import case_record, remaining_change  # noqa: E402
 from eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
 
 BEFORE = "def f(a):\n    return a\n\n\nx = f(1)\ny = f(2)\n"
@@ -100,6 +101,12 @@ def test_lines_and_the_confidence_sweep() -> None:
     assert sweep_line("typing", "ghost_text", [observation((True, None))], {}) is None
 
 
+def test_the_dump_names_the_stretch_still_to_change() -> None:
+    assert remaining_change("a(x)\n", "a(x, y)\n") == {"at": 3, "old": "", "new": ", y"}
+    assert remaining_change("same", "same") == {"at": 4, "old": "", "new": ""}
+    assert remaining_change("abXcd", "abYYcd") == {"at": 2, "old": "X", "new": "YY"}
+
+
 async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     """Through the real server with a stand-in predictor that offers the case's own
     answer: ghost text and next edit are then correct and exact."""
@@ -128,4 +135,8 @@ async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
         await hub.close()
     assert observed["ghost_text"].suggestions[0].verdict.correct
     assert observed["next_edit"].suggestions[0].verdict.exact
+    record = case_record(case, observed)
+    (offered,) = record["sources"]["ghost_text"][:1]
+    assert offered["text"] == rest_of_line and offered["at"] == 0 and offered["correct"]
+    assert record["remaining"]["new"].startswith(rest_of_line)
     assert observed["ghost_text"].error is None and observed["next_edit"].error is None
