@@ -1,5 +1,6 @@
 """Plain continuation at the cursor as a candidate source (ghost text when the rewrite
-offers none): the file up to the cursor, continued to the end of the line."""
+offers none): the file up to the cursor, continued to the end of the line; in the middle
+of a line, only what comes before the continuation re-joins the rest (rejoin.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import math
 import threading
 from collections.abc import Callable
 
-from ..engines.api import Engine
+from ..engines.api import Completion, Engine
 from .candidates import Candidate, Query
 from .edits import TextEdit
 from .prompts import completion_prompt
+from .rejoin import rejoined, rest_of_line
 
 NAME = "completion"
 MAX_TOKENS = 24
@@ -35,11 +37,26 @@ class CompletionSource:
             n=max(1, min(query.n, MAX_CANDIDATES)),
             cancel=cancel,
         )
+        rest = rest_of_line(s.text, s.cursor)
         found = []
-        for index, text in enumerate(completion.texts):
-            if not text.strip():
+        for index, generated in enumerate(completion.texts):
+            reasons = completion.finish_reasons
+            finished = index < len(reasons) and reasons[index] in ("eos", "stop")
+            text = rejoined(generated, rest, finished)
+            if text is None or not text.strip():
                 continue
-            logprobs = completion.logprobs[index] if index < len(completion.logprobs) else []
-            score = math.exp(sum(logprobs) / len(logprobs)) if logprobs else 0.0
+            score = _mean_probability(completion, index, len(text))
             found.append(Candidate((TextEdit(s.cursor, s.cursor, text),), score, NAME, NAME))
         return found
+
+
+def _mean_probability(completion: Completion, index: int, length: int) -> float:
+    """exp(mean log-probability) of the tokens that wrote the first `length` characters
+    of candidate `index` (all of them when the engine reports no offsets)."""
+    logprobs = completion.logprobs
+    chosen = logprobs[index] if index < len(logprobs) else []
+    offsets = completion.text_offsets[index] if index < len(completion.text_offsets) else []
+    if offsets and len(offsets) == len(chosen):
+        begins = [0, *offsets[:-1]]
+        chosen = [p for p, begin in zip(chosen, begins, strict=True) if begin < length]
+    return math.exp(sum(chosen) / len(chosen)) if chosen else 0.0

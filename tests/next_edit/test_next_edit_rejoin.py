@@ -1,0 +1,63 @@
+"""Ghost text in the middle of a line: the continuation must re-join the rest of the
+line; what comes before it is the insertion, and one that never re-joins is dropped."""
+
+from __future__ import annotations
+
+from shadowtab.inference import LlamaCppEngine
+from shadowtab.inference.next_edit.candidates import Query
+from shadowtab.inference.next_edit.completion_source import CompletionSource
+from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
+from shadowtab.inference.next_edit.situation import Situation
+
+
+def test_at_the_end_of_a_line_the_continuation_stands() -> None:
+    assert rejoined("urlparse)", "", finished=True) == "urlparse)"
+    assert rejoined("x = 1", "   ", finished=False) == "x = 1"
+
+
+def test_the_insertion_ends_where_the_rest_of_the_line_is_written_again() -> None:
+    assert rejoined("3, 4, 5]", "4, 5]", finished=True) == "3, "
+    assert rejoined("name, value)", ")", finished=True) == "name, value"
+    # cut by the token limit while writing the rest again: still re-joined
+    assert rejoined("3, 4, 5", "4, 5, 6]", finished=False) == "3, "
+
+
+def test_a_continuation_that_never_rejoins_code_is_dropped() -> None:
+    assert rejoined("2],", '", "zope.interface"],', finished=True) is None
+    assert rejoined("os", "from mock import patch", finished=True) is None
+
+
+def test_a_chance_match_of_one_or_two_characters_is_not_a_rejoin() -> None:
+    # '"' alone matches the start of the rest, but the rest goes on: not re-joined
+    assert rejoined('sphinx"', '", "zope"]', finished=True) is None
+
+
+def test_before_closers_only_a_finished_line_is_an_insertion() -> None:
+    assert rejoined("x", ")", finished=True) == "x"
+    assert rejoined("x", "):", finished=False) is None
+
+
+def test_rest_of_line() -> None:
+    assert rest_of_line("a(b)\nc", 2) == "b)"
+    assert rest_of_line("ab", 2) == ""
+
+
+def test_the_source_offers_what_comes_before_the_rest_of_the_line(
+    engine: LlamaCppEngine,
+) -> None:
+    """The model continues `print(` with a call and its closing parenthesis, which the
+    line already has: the ghost text is the call alone, and the line stays balanced."""
+    text = "def area(w, h):\n    return w * h\n\n\n" + "".join(
+        f"print(area({a}, {a + 1}))\n" for a in (2, 4, 6)
+    )
+    text += "print()\n"
+    cursor = text.index("print()") + len("print(")
+    query = Query(Situation("m.py", text, cursor), n=3)
+    found = CompletionSource(lambda: engine).candidates(query)
+    assert found, "the packaged model continues this line"
+    for candidate in found:
+        (edit,) = candidate.edits
+        assert (edit.start, edit.end) == (cursor, cursor)
+        line = "print(" + edit.new_text + ")"
+        assert line.count("(") == line.count(")"), line
+        assert 0.0 < candidate.confidence <= 1.0
