@@ -30,9 +30,11 @@ REDUCED_RUNS = {
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
     "torture_worker.py": (["--trials", "4"], "shadow_edits_lost"),
     "next_edit_eval.py": (["--quick"], "precision"),
+    "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
 }
+NEEDS_CORPUS = {"next_edit_eval.py", "ghost_rejoin.py"}
 # Scripts that print one line per part measured, and how many.
 # next_edit_eval: typing x (ghost text, next edit) + next hunk x 3; engines: one per engine
 LINE_COUNTS = {"next_edit_eval.py": 5, "engines.py": 2}
@@ -47,7 +49,7 @@ def edit_corpus() -> Path:
 @pytest.mark.parametrize("script", sorted(REDUCED_RUNS))
 def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> None:
     args, expected_key = REDUCED_RUNS[script]
-    if script == "next_edit_eval.py" and not edit_corpus().is_dir():
+    if script in NEEDS_CORPUS and not edit_corpus().is_dir():
         pytest.skip(f"no edit corpus at {edit_corpus()}")
     result = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *args],
