@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
-from shadowtab.inference.engines.llama_cpp.engine import physical_cores
+from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 from shadowtab.inference.engines.llama_cpp.model_files import requantize
 
 PROMPTS = [

@@ -120,10 +120,8 @@ async def _timed(future: asyncio.Future[dict[str, Any]], since: float, key: str)
     reply = await future
     seconds = time.perf_counter() - since
     result = reply.get("result")
-    if isinstance(result, dict):
-        shown = len(result.get(key) or [])
-    else:
-        shown = len(result or [])
+    items = result.get(key) if isinstance(result, dict) else result
+    shown = len(items or [])
     error = reply.get("error")
     message = str(error.get("message", error)) if isinstance(error, dict) else None
     return Timed(seconds, shown, message)

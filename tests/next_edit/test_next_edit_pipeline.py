@@ -159,7 +159,7 @@ def test_a_cancelled_first_caller_hands_the_work_to_the_waiting_one() -> None:
     source = BlockingSource([insert("th", 0.9)])
     pipeline = NextEditPipeline([source])
     cancel = threading.Event()
-    first, first_out = predict_in_thread(pipeline, cancel)
+    first, _ = predict_in_thread(pipeline, cancel)
     assert source.entered.wait(30)
     second, second_out = predict_in_thread(pipeline)
     wait_until(lambda: pipeline.flights.waiting() == 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -21,6 +20,7 @@ from ..api import (
     truncate_prompt,
 )
 from .adapter import AdapterError, resolve
+from .cpu_load import ThreadChooser, physical_cores
 from .decoding import SequenceWriter, prefill_only
 from .generation import GenerationRequest, run_generation
 from .kv_cache import PrefixCache
@@ -40,13 +40,6 @@ MB = 1024 * 1024
 # Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
 DEFAULT_REQUANTIZATION = "q8_0"
 logger = logging.getLogger(__name__)
-
-
-def physical_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 class LlamaCppEngine:
@@ -89,6 +82,8 @@ class LlamaCppEngine:
         self.adapter_format: str | None = None  # the prompt format the adapter names
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
+        # set threads stay as set; by default fewer while other processes keep cores busy
+        self._threads = ThreadChooser(self.n_threads, adaptive=not n_threads)
         self.kv_cache_mb = kv_cache_mb
         self._gate = RequestGate()
         self._state = "idle"
@@ -188,6 +183,7 @@ class LlamaCppEngine:
         self._ready()
         with self._gate.background():
             runtime, cache = self._ready()
+            runtime.set_threads(self._threads.choose())
             stats = RequestStats()
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
@@ -294,6 +290,8 @@ class LlamaCppEngine:
             "adapter_format": self.adapter_format,
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
+            "threads_now": self._threads.current,  # fewer while other processes are busy
+            "other_processes_busy_cores": round(self._threads.others_busy, 2),
             "cache": info,
             "totals": dict(self._totals),
         }
@@ -327,6 +325,7 @@ class LlamaCppEngine:
         self._ready()
         with self._gate.real():
             runtime, cache = self._ready()
+            runtime.set_threads(self._threads.choose())
             request = GenerationRequest(
                 prompt, draft, max_tokens, tuple(stop), n, emit, PREFILL_CHUNK, RESIDENT_PREFIXES
             )
