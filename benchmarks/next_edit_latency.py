@@ -158,9 +158,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(case.opened, encoding="utf-8")
                 log.calls.clear()
-                ghost, edit, last_key = await type_and_ask(
-                    client, path.as_uri(), case, trace, rng
-                )
+                ghost, edit, last_key = await type_and_ask(client, path.as_uri(), case, trace, rng)
                 await asyncio.sleep(0.05)  # the calls' records land after their answers
                 rows.append(_row(case, ghost, edit, log.calls, last_key))
         finally:
@@ -230,6 +228,7 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "format": measured["format"],
         "process": args.process,
         "n_threads": measured["stats"].get("n_threads"),
+        "threads_at_end": measured["stats"].get("threads_now"),
         "ghost_p50_ms": _quantile(ghost, 0.5),
         "ghost_p90_ms": _quantile(ghost, 0.9),
         "next_edit_p50_ms": _quantile(edit, 0.5),
