@@ -28,6 +28,10 @@ class RequestStats:
     seconds: float = 0.0
     first_token_seconds: float = 0.0
     preempted: bool = False  # warm() only: stopped early to let a real request run
+    # speculative decoding: verified positions whose top-2 logit gap was below the margin,
+    # re-decided by a single-token step, and of them those where that step chose otherwise
+    near_ties: int = 0
+    near_tie_flips: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

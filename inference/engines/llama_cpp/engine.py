@@ -31,6 +31,7 @@ from .text_output import Emit, stream_in_thread
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
+TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
 BATCH_TOKENS = 256
 PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
 WARM_CHUNK = 64  # warming yields to a real request within one such batch
@@ -115,7 +116,7 @@ class LlamaCppEngine:
         capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
         config = ContextConfig(
             n_cells=max(self.n_ctx, capacity),
-            n_seq_max=RESIDENT_PREFIXES + MAX_CANDIDATES,
+            n_seq_max=TIE_SEQ + 1,
             n_threads=self.n_threads,
             n_batch=BATCH_TOKENS,
         )
@@ -327,7 +328,15 @@ class LlamaCppEngine:
             runtime, cache = self._ready()
             runtime.set_threads(self._threads.choose())
             request = GenerationRequest(
-                prompt, draft, max_tokens, tuple(stop), n, emit, PREFILL_CHUNK, RESIDENT_PREFIXES
+                prompt,
+                draft,
+                max_tokens,
+                tuple(stop),
+                n,
+                emit,
+                PREFILL_CHUNK,
+                RESIDENT_PREFIXES,
+                TIE_SEQ,
             )
             completion = run_generation(
                 runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
@@ -353,6 +362,8 @@ class LlamaCppEngine:
             "generated_tokens",
             "draft_tokens",
             "accepted_draft_tokens",
+            "near_ties",
+            "near_tie_flips",
         ):
             self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
         self._totals["requests"] = self._totals.get("requests", 0) + 1
