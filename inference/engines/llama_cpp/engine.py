@@ -32,6 +32,12 @@ from .text_output import Emit, stream_in_thread
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
+# Off: measured here (2026-12-01, tests/inference/test_near_ties.py's prompts, 120 tokens),
+# speculative output left greedy's at the same tokens (plain gaps 0.07-0.23) with passes
+# of 33 tokens as of 128, and even when every position was re-decided by a single-token
+# step: the difference comes from the KV the batched passes wrote, not from the last
+# logits, so re-deciding near ties only cost passes (5-13% more).
+NEAR_TIE_CHECK = False
 BATCH_TOKENS = 256
 PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
 WARM_CHUNK = 64  # warming yields to a real request within one such batch
@@ -336,7 +342,7 @@ class LlamaCppEngine:
                 emit,
                 PREFILL_CHUNK,
                 RESIDENT_PREFIXES,
-                TIE_SEQ,
+                TIE_SEQ if NEAR_TIE_CHECK else None,
             )
             completion = run_generation(
                 runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
