@@ -86,6 +86,9 @@ class EngineOptions:
     # torch: a peft adapter directory), or "default" (llama.cpp: the packaged adapter on
     # the packaged model; torch: none, the packaged adapter is a GGUF LoRA)
     adapter: str = "default"
+    # engine.weights (llama.cpp, the packaged model only): the type its weights are
+    # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), or "as-is"
+    weights: str = "q8_0"
     # The prompt formats the predictor can render: an adapter trained on another is
     # refused (None: no check).
     adapter_formats: tuple[str, ...] | None = None

@@ -291,6 +291,7 @@ class LlamaCppEngine:
             "engine": "llama.cpp",
             "device": "cpu",
             "model": str(self.loaded_model_path),
+            "weights": self._weights_in_use(),
             "adapter": str(self.adapter_file) if self.adapter_file else None,
             "adapter_setting": self.adapter_setting,
             "adapter_error": self.adapter_error,
@@ -304,6 +305,11 @@ class LlamaCppEngine:
         }
 
     # internals
+
+    def _weights_in_use(self) -> str:
+        """The engine.weights in effect: the converted type, or "as-is"."""
+        converted = self.loaded_model_path != self.model_path
+        return self._requantize_to if converted and self._requantize_to else "as-is"
 
     def _limits(self) -> RequestLimits:
         return RequestLimits(n_ctx=self.n_ctx, max_candidates=MAX_CANDIDATES)
