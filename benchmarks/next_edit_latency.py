@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -162,7 +163,8 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                 await asyncio.sleep(0.05)  # the calls' records land after their answers
                 rows.append(_row(case, ghost, edit, log.calls, last_key))
         finally:
-            await client.call("shutdown", None)
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                await asyncio.wait_for(client.call("shutdown", None), 30)
             await hub.close()
         return {**described, "source": source, "rows": rows, "stats": engine.stats()}
 

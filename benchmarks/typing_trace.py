@@ -22,7 +22,7 @@ from eval_lsp import change_params, position
 class Trace:
     after_open_s: float  # reading the file before typing
     gap_ms: tuple[float, float]  # keystroke gaps, uniform in this range
-    answer_timeout_s: float = 120.0
+    answer_timeout_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ class MultiplexClient:
                     self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
                 elif "method" not in message and message.get("id") in self.pending:
                     self.pending.pop(message["id"]).set_result(message)
-        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+        except Exception as exc:  # every waiter hears of it: none may hang
             for future in self.pending.values():
                 if not future.done():
-                    future.set_exception(ConnectionError(str(exc)))
+                    future.set_exception(ConnectionError(f"the client stopped reading: {exc}"))
 
     async def _read(self) -> dict[str, Any]:
         length = 0
@@ -108,16 +108,21 @@ async def type_and_ask(
         "shadowtab/nextEdit",
         {"textDocument": {"uri": uri, "version": version}, "position": where},
     )
-    answers = await asyncio.wait_for(
-        asyncio.gather(_timed(ghost, last_key, "items"), _timed(edit, last_key, "edits")),
-        trace.answer_timeout_s,
+    answers = await asyncio.gather(
+        _timed(ghost, last_key, "items", trace.answer_timeout_s),
+        _timed(edit, last_key, "edits", trace.answer_timeout_s),
     )
     client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     return answers[0], answers[1], last_key
 
 
-async def _timed(future: asyncio.Future[dict[str, Any]], since: float, key: str) -> Timed:
-    reply = await future
+async def _timed(
+    future: asyncio.Future[dict[str, Any]], since: float, key: str, timeout_s: float
+) -> Timed:
+    try:
+        reply = await asyncio.wait_for(future, timeout_s)
+    except TimeoutError:
+        return Timed(time.perf_counter() - since, 0, f"no answer within {timeout_s} s")
     seconds = time.perf_counter() - since
     result = reply.get("result")
     items = result.get(key) if isinstance(result, dict) else result
