@@ -6,7 +6,7 @@ plain greedy, the hardware ceiling S_max(p) = 1 / ((1 - p) + p / r) with r = pre
 / decode speed measured in the same run, their ratio, and the flip rate (outputs that
 differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify, tokens
 checked per decode step of time by a 33-token verification pass, and the ceiling that gives
-(passes stay under 64 tokens; see inference/engines/llama_cpp/draft.py). Prints one JSON line.
+(draft lengths: inference/engines/llama_cpp/draft.py). Prints one JSON line.
 
     python benchmarks/speculative_edits.py [--quick]
 """
@@ -80,7 +80,7 @@ def measure_r(engine: LlamaCppEngine, prompt_chars: int) -> tuple[float, float]:
 
 def measure_verify_r(engine: LlamaCppEngine, k: int = 32) -> float:
     """Tokens a (1 + k)-token verification pass checks per decode step of time: the r that
-    bounds speculative edits when passes stay under 64 tokens (see
+    bounds speculative edits with passes of that length (draft lengths:
     inference/engines/llama_cpp/draft.py)."""
     runtime, cache = engine._ready()  # white box: time bare forward passes
     cache.clear()
