@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
+from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 
 COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
 PROMPTS = [
@@ -123,7 +124,10 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
     max_tokens = 40 if quick else 96
     prompts = PROMPTS[:3] if quick else PROMPTS
     repeats = 1
-    engine = LlamaCppEngine(n_ctx=2048, kv_cache_mb=64, data_dir=data_dir)
+    # a fixed thread count: the sides compared must not differ by the CPU's load
+    engine = LlamaCppEngine(
+        n_ctx=2048, kv_cache_mb=64, data_dir=data_dir, n_threads=physical_cores()
+    )
     rng = random.Random(7)
     prefill, decode = measure_r(engine, 600 if quick else 1500)
     r = prefill / decode
