@@ -50,13 +50,14 @@ class LspClient:
         return message
 
 
-async def connect(hub: Any) -> tuple[LspClient, asyncio.Task[None]]:
-    """A session of `hub` served over one end of a socket pair, the client on the other."""
+async def connect(hub: Any, client_class: Any = None) -> tuple[Any, asyncio.Task[None]]:
+    """A session of `hub` served over one end of a socket pair, the client on the other
+    (an LspClient, or `client_class` built from the same streams)."""
     server_end, client_end = socket.socketpair()
     reader, writer = await asyncio.open_connection(sock=server_end, limit=2**26)
     session = asyncio.ensure_future(hub.serve_connection(reader, writer))
     client_reader, client_writer = await asyncio.open_connection(sock=client_end, limit=2**26)
-    return LspClient(client_reader, client_writer), session
+    return (client_class or LspClient)(client_reader, client_writer), session
 
 
 def position(text: str, offset: int) -> dict[str, int]:

@@ -59,10 +59,15 @@ def variants(
 
 
 async def start_hub(
-    variant: Variant, scratch: Path, data_dir: Path, predictor: Any = None
-) -> tuple[Any, LspClient, dict[str, Any]]:
-    """The Hub with the model loaded, one initialized session, and what it runs.
-    `predictor`: a stand-in instead of the model (the harness's own tests)."""
+    variant: Variant,
+    scratch: Path,
+    data_dir: Path,
+    predictor: Any = None,
+    client_class: Any = None,
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The Hub with the model loaded, one initialized session (an LspClient, or a
+    `client_class` one), and what it runs. `predictor`: a stand-in instead of the model
+    (the harness's own tests)."""
     from shadowtab.inference import EngineOptions
     from shadowtab.lsp.hub import Hub, HubOptions
     from shadowtab.shadow_workspace import DEFAULT_LINTERS
@@ -89,7 +94,7 @@ async def start_hub(
         raise RuntimeError(f"the model did not load: {hub.engine_host.error}")
     root = scratch / "root"
     (root / ".git").mkdir(parents=True)
-    client, _ = await connect(hub)
+    client, _ = await connect(hub, client_class)
     await client.call("initialize", initialize_params(root.as_uri()))
     client.notify("initialized", {})
     loaded = hub.engine_host.get_engine()

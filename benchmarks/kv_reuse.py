@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, RequestStats
+from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 from shadowtab.inference.next_edit.events import Edit, edit_context
 from shadowtab.inference.next_edit.formats import FORMATS, get_format
 from shadowtab.inference.next_edit.prompts import completion_prompt
@@ -129,7 +130,10 @@ def p50(values: list[float]) -> float:
 
 def run(quick: bool, data_dir: Path) -> dict[str, object]:
     typed = TYPED.splitlines(keepends=True)[0] if quick else TYPED
-    engine = LlamaCppEngine(n_ctx=4096, kv_cache_mb=256, data_dir=data_dir)
+    # a fixed thread count: the sides compared must not differ by the CPU's load
+    engine = LlamaCppEngine(
+        n_ctx=4096, kv_cache_mb=256, data_dir=data_dir, n_threads=physical_cores()
+    )
     text, cut = source_file(engine)
     inline_shares, warm_firsts = per_keystroke(engine, "a.py", text, cut, typed, "inline")
     edit_shares = {

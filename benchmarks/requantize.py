@@ -1,4 +1,4 @@
-"""Does requantizing the packaged Q4_1 model (to Q8_0 or Q4_0, cached in a data dir) help?
+"""Does requantizing the packaged Q4_1 model (to Q8_0, BF16 or Q4_0, cached in a data dir) help?
 
 Per quantization, interleaved round by round so that noise from other processes hits all
 alike: prefill and decode speed, r = prefill / decode, the time of a 17-token verification
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
-from shadowtab.inference.engines.llama_cpp.engine import physical_cores
+from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 from shadowtab.inference.engines.llama_cpp.model_files import requantize
 
 PROMPTS = [
@@ -61,10 +61,11 @@ def flips(engine: LlamaCppEngine, max_tokens: int) -> float:
 def run(quick: bool, data_dir: Path) -> dict[str, object]:
     source = default_model_path()
     models = {"q4_1": source}
-    for quant in ("q8_0", "q4_0"):
+    for quant in ("q8_0", "bf16", "q4_0"):
         models[quant] = requantize(source, quant, data_dir, physical_cores())
     engines = {
-        name: LlamaCppEngine(path, n_ctx=1024, kv_cache_mb=32) for name, path in models.items()
+        name: LlamaCppEngine(path, n_ctx=1024, kv_cache_mb=32, n_threads=physical_cores())
+        for name, path in models.items()
     }
     text = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text() * 2
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in engines}

@@ -6,7 +6,7 @@ plain greedy, the hardware ceiling S_max(p) = 1 / ((1 - p) + p / r) with r = pre
 / decode speed measured in the same run, their ratio, and the flip rate (outputs that
 differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify, tokens
 checked per decode step of time by a 33-token verification pass, and the ceiling that gives
-(passes stay under 64 tokens; see inference/engines/llama_cpp/draft.py). Prints one JSON line.
+(draft lengths: inference/engines/llama_cpp/draft.py). Prints one JSON line.
 
     python benchmarks/speculative_edits.py [--quick]
 """
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
+from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 
 COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
 PROMPTS = [
@@ -80,7 +81,7 @@ def measure_r(engine: LlamaCppEngine, prompt_chars: int) -> tuple[float, float]:
 
 def measure_verify_r(engine: LlamaCppEngine, k: int = 32) -> float:
     """Tokens a (1 + k)-token verification pass checks per decode step of time: the r that
-    bounds speculative edits when passes stay under 64 tokens (see
+    bounds speculative edits with passes of that length (draft lengths:
     inference/engines/llama_cpp/draft.py)."""
     runtime, cache = engine._ready()  # white box: time bare forward passes
     cache.clear()
@@ -123,7 +124,10 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
     max_tokens = 40 if quick else 96
     prompts = PROMPTS[:3] if quick else PROMPTS
     repeats = 1
-    engine = LlamaCppEngine(n_ctx=2048, kv_cache_mb=64, data_dir=data_dir)
+    # a fixed thread count: the sides compared must not differ by the CPU's load
+    engine = LlamaCppEngine(
+        n_ctx=2048, kv_cache_mb=64, data_dir=data_dir, n_threads=physical_cores()
+    )
     rng = random.Random(7)
     prefill, decode = measure_r(engine, 600 if quick else 1500)
     r = prefill / decode

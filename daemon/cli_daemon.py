@@ -191,6 +191,8 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
         f"engine:         {_engine_line(engine)}",
         f"adapter:        {_adapter_line(engine)}",
+        *([f"weights:        {engine['weights']}"] if engine.get("weights") else []),
+        *([f"threads:        {engine['threads']}"] if engine.get("threads") else []),
         f"engine worker:  {_worker_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",

@@ -14,6 +14,9 @@ from typing import Any, Literal, get_args
 EngineKind = Literal["llama.cpp", "torch", "openai", "off"]  # as inference's EngineOptions.kind
 ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
 EngineProcess = Literal["worker", "inline"]  # as inference's EngineOptions.process
+# engine.weights: what the packaged model's weights are converted to (llama.cpp), as
+# inference's EngineOptions.weights; "as-is" keeps the packaged Q4_1
+WEIGHT_TYPES: tuple[str, ...] = ("q8_0", "bf16", "f16", "q4_0", "as-is")
 
 
 class ConfigError(ValueError):
@@ -48,6 +51,12 @@ def _engine_kind(value: Any) -> str | None:
 
 
 ENGINE_PROCESSES: tuple[str, ...] = get_args(EngineProcess)
+
+
+def _weights(value: Any) -> str | None:
+    if value not in WEIGHT_TYPES:
+        return f"expected one of {', '.join(map(repr, WEIGHT_TYPES))}, got {_describe(value)}"
+    return None
 
 
 def _engine_process(value: Any) -> str | None:
@@ -130,6 +139,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "api_key": _secret,  # openai; or SHADOWTAB_OPENAI_API_KEY / OPENAI_API_KEY
         "timeout_s": _positive_number,  # openai
         "adapter": _string,  # "default" | "none" | a GGUF LoRA file or a peft directory
+        "weights": _weights,  # llama.cpp, the packaged model: its weights converted to
     },
     "debounce": {
         "lint_ms": _integer(0),
@@ -179,6 +189,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_OPENAI_MODEL": EnvKey("engine", "model", str),
     "SHADOWTAB_OPENAI_API_KEY": EnvKey("engine", "api_key", str),
     "SHADOWTAB_ADAPTER": EnvKey("engine", "adapter", str),
+    "SHADOWTAB_WEIGHTS": EnvKey("engine", "weights", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
     "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),

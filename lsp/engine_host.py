@@ -150,6 +150,8 @@ class EngineHost:
             "kind": options.kind,
             "device": described.get("device") or _device_setting(options),
             "model": described.get("model") or _model_setting(options),
+            "weights": described.get("weights"),  # llama.cpp: what the weights became
+            "threads": described.get("threads_now"),  # llama.cpp: in use, fewer under load
             "adapter": described.get("adapter") or options.adapter_path,
             "adapter_error": described.get("adapter_error"),  # llama.cpp: why not in use
             "process": self._process_kind(),

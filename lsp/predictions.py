@@ -1,5 +1,11 @@
 """Runs predictor calls for sessions: in worker threads (they block), cancellable by
-$/cancelRequest and by the next keystroke in the same document, with debounced warming."""
+$/cancelRequest and by the next keystroke in the same document, with debounced warming.
+
+Warming runs in its own thread, at low priority inside the engine (a real request
+preempts it within one batch), and is not cancelled by keystrokes: what it prefilled
+for the last keystroke's prompt is the prefix of the next one's (the formats put the
+part that changes while typing last), so it carries on until a newer warm of the same
+document takes over where it stopped."""
 
 from __future__ import annotations
 
@@ -36,9 +42,12 @@ class PredictionService:
         self.hub = hub
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
+        self._warm_cancels: dict[str, threading.Event] = {}
         # Engine calls are serialized inside the engine; two workers let a cheap call
-        # (a FixedPredictor, a cancelled warm) pass a long one.
+        # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
+        # (ghost text and next edit of one keystroke share a computation).
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
+        self._warm_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shadowtab-warm")
 
     def on_document_changed(self, uri: str) -> None:
         """A keystroke: every prediction in flight for `uri` is stale."""
@@ -102,8 +111,18 @@ class PredictionService:
             return
         if request is None:
             return
-        task = asyncio.ensure_future(self.run(uri, lambda c: predictor.warm(request, c)))
-        task.add_done_callback(_ignore_result)
+        previous = self._warm_cancels.pop(uri, None)
+        if previous is not None:
+            previous.set()  # it stops after its current batch; this one continues from there
+        cancel = self._warm_cancels[uri] = threading.Event()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._warm_executor, predictor.warm, request, cancel)
+        future.add_done_callback(lambda f: self._warm_done(uri, cancel, f))
+
+    def _warm_done(self, uri: str, cancel: threading.Event, future: asyncio.Future[None]) -> None:
+        if self._warm_cancels.get(uri) is cancel:
+            del self._warm_cancels[uri]
+        _ignore_result(future)
 
     def _warm_request(self, session: Session, uri: str) -> PredictionRequest | None:
         document = session.sync.document(uri)
@@ -117,13 +136,14 @@ class PredictionService:
 
     def close(self) -> None:
         self._warming.close()
-        for events in self._cancels.values():
+        for events in [*self._cancels.values(), [*self._warm_cancels.values()]]:
             for event in events:
                 event.set()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._warm_executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _is_cancellation(exc: Exception) -> bool:
+def _is_cancellation(exc: BaseException) -> bool:
     from shadowtab.inference.engines.api import Cancelled
 
     return isinstance(exc, Cancelled)
@@ -133,5 +153,5 @@ def _ignore_result(task: asyncio.Future[None]) -> None:
     if task.cancelled():
         return
     exc = task.exception()
-    if exc is not None and not isinstance(exc, PredictionCancelled):
+    if exc is not None and not isinstance(exc, PredictionCancelled) and not _is_cancellation(exc):
         logger.info("warm failed: %s", exc)

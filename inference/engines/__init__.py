@@ -28,6 +28,7 @@ def create_engine(
             kv_cache_mb=options.kv_cache_mb,
             on_progress=on_progress,
             data_dir=options.data_dir,
+            requantize_to=None if options.weights == "as-is" else options.weights,
             adapter=options.adapter,
             adapter_formats=options.adapter_formats,
         )

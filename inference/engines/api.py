@@ -28,6 +28,10 @@ class RequestStats:
     seconds: float = 0.0
     first_token_seconds: float = 0.0
     preempted: bool = False  # warm() only: stopped early to let a real request run
+    # speculative decoding: verified positions whose top-2 logit gap was below the margin,
+    # re-decided by a single-token step, and of them those where that step chose otherwise
+    near_ties: int = 0
+    near_tie_flips: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +86,9 @@ class EngineOptions:
     # torch: a peft adapter directory), or "default" (llama.cpp: the packaged adapter on
     # the packaged model; torch: none, the packaged adapter is a GGUF LoRA)
     adapter: str = "default"
+    # engine.weights (llama.cpp, the packaged model only): the type its weights are
+    # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), or "as-is"
+    weights: str = "q8_0"
     # The prompt formats the predictor can render: an adapter trained on another is
     # refused (None: no check).
     adapter_formats: tuple[str, ...] | None = None

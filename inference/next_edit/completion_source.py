@@ -25,13 +25,18 @@ class CompletionSource:
     def __init__(self, engine_getter: Callable[[], Engine | None]) -> None:
         self._engine_getter = engine_getter
 
+    @staticmethod
+    def prompt(query: Query) -> str:
+        s = query.situation
+        return completion_prompt(s.path, s.text, min(max(s.cursor, 0), len(s.text)))
+
     def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
         engine = self._engine_getter()
         s = query.situation
         if engine is None or not 0 <= s.cursor <= len(s.text):
             return []
         completion = engine.complete(
-            completion_prompt(s.path, s.text, s.cursor),
+            self.prompt(query),
             MAX_TOKENS,
             stop=["\n"],
             n=max(1, min(query.n, MAX_CANDIDATES)),

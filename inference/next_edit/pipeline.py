@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .candidates import Candidate, CandidateSource, Kind, Query, kind_of, rank
 from .feedback import FeedbackCounts
 from .reversal import undoes_user
+from .single_flight import SingleFlight
 from .typethrough import PredictionMemory
 
 DEFAULT_CANDIDATES = 3
@@ -30,6 +31,7 @@ class NextEditPipeline:
     min_confidence: float = 0.0
     memory: PredictionMemory = field(default_factory=PredictionMemory)
     feedback: FeedbackCounts = field(default_factory=FeedbackCounts)
+    flights: SingleFlight[list[Candidate]] = field(default_factory=SingleFlight)
 
     def predict(self, query: Query, cancel: threading.Event | None = None) -> list[Suggestion]:
         """Ranked suggestions, at most query.n (clamped to 1..MAX_CANDIDATES)."""
@@ -41,12 +43,25 @@ class NextEditPipeline:
             for candidate in kept:
                 self.feedback.add("typed_through", candidate.source, candidate.format)
             return [Suggestion(c, "inline") for c in kept[:n]]
-        found = self.memory.recall(path, text, cursor)
-        if found is None:
-            found = self._ask(query, cancel)
-            self.memory.remember(path, text, cursor, found)
+        found = self._found(query, n, cancel)
         ranked = rank(found, text, n, self.min_confidence)
         return [Suggestion(c, kind_of(c, situation)) for c in ranked]
+
+    def _found(self, query: Query, n: int, cancel: threading.Event | None) -> list[Candidate]:
+        """The sources' candidates for this state: remembered, or computed once for
+        concurrent callers (ghost text and next edit of one keystroke)."""
+        s = query.situation
+
+        def compute() -> list[Candidate]:
+            found = self.memory.recall(s.path, s.text, s.cursor)
+            if found is None:
+                found = self._ask(query, cancel)
+                if not (cancel is not None and cancel.is_set()):
+                    self.memory.remember(s.path, s.text, s.cursor, found)
+            return found
+
+        key = (s.path, hash(s.text), s.cursor, n)
+        return self.flights.run(key, compute, cancel) or []
 
     def _ask(self, query: Query, cancel: threading.Event | None) -> list[Candidate]:
         found: list[Candidate] = []

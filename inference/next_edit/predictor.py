@@ -167,11 +167,20 @@ class EnginePredictor:
         return [edit_candidate(s, request.text) for s in self.suggestions(request, cancel)]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
-        """Prefill the next-edit prompt: the stable part is what the next request reuses."""
+        """Prefill the prompts the next request will send: the next-edit prompt (ghost
+        text and next edit both start with the rewrite), then the plain continuation's
+        (ghost text falls back to it). Each stops early when a real request waits."""
         engine = self._engine_getter()
-        rendered = self.model.prompt(query_of(request))
-        if engine is not None and rendered is not None:
-            engine.warm(rendered.prompt, cancel=cancel)
+        if engine is None:
+            return
+        query = query_of(request)
+        rendered = self.model.prompt(query)
+        if rendered is not None:
+            stats = engine.warm(rendered.prompt, cancel=cancel)
+            if stats.preempted:
+                return
+        if cancel is None or not cancel.is_set():
+            engine.warm(self._completion.prompt(query), cancel=cancel)
 
 
 @dataclass

@@ -218,6 +218,19 @@ def test_the_engine_runs_in_a_worker_unless_set_inline(
     assert settings.describe()["engine_process"] == "worker"
 
 
+def test_the_weight_type_is_q8_0_unless_pinned(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    assert load_settings(workspace).engine_options().weights == "q8_0"
+    (workspace / "shadowtab.toml").write_text('[engine]\nweights = "bf16"\n')
+    assert load_settings(workspace).engine_options().weights == "bf16"
+    monkeypatch.setenv("SHADOWTAB_WEIGHTS", "as-is")
+    settings = load_settings(workspace)
+    assert settings.engine_options().weights == "as-is"
+    assert settings.describe()["weights"] == "as-is"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -226,6 +239,7 @@ def test_the_engine_runs_in_a_worker_unless_set_inline(
         ('device = "tpu"', "cuda"),
         ('api_key = ""', "non-empty"),
         ('process = "thread"', "engine.process.*'worker', 'inline'"),
+        ('weights = "q5_k"', "engine.weights.*'q8_0', 'bf16'"),
     ],
 )
 def test_bad_engine_settings_name_the_key(

@@ -47,6 +47,9 @@ def test_real_model_loads_in_the_background(
     worker = engine["worker"]  # the model runs in the engine worker, not in the daemon
     assert engine["process"] == "worker" and worker["pid"] not in (None, status["pid"])
     assert f"engine worker:  pid {worker['pid']}, 0 restarts" in done.stdout
+    # the packaged Q4_1 converted to the default weight type; threads as chosen now
+    assert engine["weights"] == "q8_0" and "weights:        q8_0" in done.stdout
+    assert engine["threads"] >= 1 and f"threads:        {engine['threads']}" in done.stdout
 
 
 def test_openai_engine_status_names_server_and_model_never_the_key(

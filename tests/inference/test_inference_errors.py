@@ -203,3 +203,19 @@ def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> N
         assert list((tmp_path / "models").iterdir()) == [model]  # no partial files left
     finally:
         second.close()
+
+
+@pytest.mark.parametrize("weights", ["bf16", "as-is"])
+def test_the_weight_type_can_be_pinned(tmp_path: Path, weights: str) -> None:
+    options = EngineOptions(n_ctx=256, kv_cache_mb=4, data_dir=tmp_path, weights=weights)
+    engine = create_engine(options)
+    try:
+        assert isinstance(engine, LlamaCppEngine)
+        assert engine.stats()["weights"] == weights
+        if weights == "as-is":
+            assert engine.loaded_model_path == engine.model_path  # the packaged Q4_1
+        else:
+            assert engine.loaded_model_path.name.endswith(f".requant-{weights}.gguf")
+        assert engine.complete(FIB, 4).texts[0]
+    finally:
+        engine.close()

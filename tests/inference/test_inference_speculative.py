@@ -95,3 +95,17 @@ def test_several_candidates_best_first(engine: LlamaCppEngine) -> None:
     many = engine.complete(FIB + "    if n", 12, n=3)
     assert many.texts[0] == best.texts[0]
     assert 2 <= len(many.texts) <= 3 and len(set(many.texts)) == len(many.texts)
+
+
+def test_an_alternative_that_leaves_the_draft_for_good_is_abandoned_soon(
+    engine: LlamaCppEngine,
+) -> None:
+    from shadowtab.inference.engines.llama_cpp.decoding import BRANCH_PATIENCE
+
+    junk = "zebra quantum lattice " * 20  # no candidate will copy it
+    best = engine.rewrite(FIB, junk, 40)
+    both = engine.rewrite(FIB, junk, 40, n=2)
+    assert both.texts[0] == best.texts[0]
+    assert both.finish_reasons[1:] == ["abandoned"]  # cut off: never a shown answer
+    extra = both.stats.forward_passes - best.stats.forward_passes
+    assert extra <= BRANCH_PATIENCE + 2  # not decoded to max_tokens one token a pass

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from shadowtab.inference.engines.api import truncate_prompt
-from shadowtab.inference.engines.llama_cpp.draft import DraftCursor, DraftPolicy
+from shadowtab.inference.engines.llama_cpp.draft import (
+    PASS_COST,
+    DraftCursor,
+    DraftPolicy,
+    pass_cost,
+    steps_per_token,
+)
 from shadowtab.inference.engines.llama_cpp.kv_cache import PrefixCache, common_prefix_length
 from shadowtab.inference.engines.llama_cpp.text_output import TextAssembler
 
@@ -46,17 +52,38 @@ def test_draft_cursor_realigns_after_deletion_and_insertion() -> None:
 
 
 def test_draft_length_adapts() -> None:
-    cursor = DraftCursor(list(range(200)), DraftPolicy(ladder=(2, 4, 8, 63), k_start=4))
+    cursor = DraftCursor(list(range(400)), DraftPolicy(ladder=(2, 4, 8, 63), k_start=4))
     output = [0]
     cursor.advance(0, 0, 0, output)
     cursor.advance(4, 4, 5, [*output, 1, 2, 3, 4, 5])
     assert cursor.k == 8
     cursor.advance(8, 8, 14, list(range(15)))
-    assert cursor.k == 63 and cursor.pos == 15
-    cursor.advance(63, 63, 78, list(range(79)))
+    assert cursor.k == 8 and cursor.pos == 15  # a 64-token pass does not pay off yet
+    cursor.advance(8, 8, 23, list(range(24)))
+    assert cursor.k == 63  # at ~98% acceptance it does (the cost curve)
+    cursor.advance(63, 63, 87, list(range(88)))
     assert cursor.k == 63  # the longest rung
     cursor.advance(63, 5, 999, [])
     assert cursor.k == 4 and cursor.pos is None  # the longest rung <= accepted + 1
+
+
+def test_low_acceptance_keeps_passes_short() -> None:
+    policy = DraftPolicy(prior_acceptance=0.6)
+    cursor = DraftCursor(list(range(400)), policy)
+    cursor.advance(0, 0, 0, [0])
+    for _ in range(4):  # fully accepted passes, but the estimate stays low
+        k = cursor.k
+        assert cursor.pos is not None
+        end = cursor.pos + k
+        cursor.advance(k, k, end, list(range(end + 1)))
+    assert cursor.k <= 16
+
+
+def test_pass_cost_is_the_measured_curve_and_linear_between() -> None:
+    assert pass_cost(1) == 1.0 and pass_cost(64) == 16.7
+    assert 11.0 < pass_cost(48) < 16.7
+    assert steps_per_token(63, 0.99, PASS_COST) < steps_per_token(32, 0.99, PASS_COST)
+    assert steps_per_token(63, 0.9, PASS_COST) > steps_per_token(32, 0.9, PASS_COST)
 
 
 def test_text_assembler_cuts_at_stop_and_streams_without_it() -> None:

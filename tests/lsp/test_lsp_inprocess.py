@@ -8,7 +8,9 @@ import asyncio
 import json
 import shutil
 import tempfile
+import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +44,17 @@ class SocketClient:
                 return message
 
 
-@pytest.fixture
-async def setup() -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
+@asynccontextmanager
+async def hub_serving(
+    predictor: FixedPredictor, warm_debounce_ms: int = 200
+) -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
     base = Path(tempfile.mkdtemp(prefix="stinp-", dir="/tmp"))
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
-    predictor = FixedPredictor(inline_texts=["z"])
     options = HubOptions(
         state_dir=base / "state",
         engine=EngineOptions(kind="off"),
-        warm_debounce_ms=200,
+        warm_debounce_ms=warm_debounce_ms,
         predictor=predictor,
     )
     hub = Hub(options)
@@ -64,6 +67,12 @@ async def setup() -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
         server.close()
         await hub.close()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+async def setup() -> AsyncIterator[tuple[Hub, FixedPredictor, Path, str]]:
+    async with hub_serving(FixedPredictor(inline_texts=["z"])) as serving:
+        yield serving
 
 
 async def connect(path: str, root: Path) -> SocketClient:
@@ -99,6 +108,40 @@ async def test_typing_warms_the_predictor_once_it_pauses(
     await eventually(lambda: "warm" in predictor.calls)
     await asyncio.sleep(0.5)
     assert predictor.calls.count("warm") == 1
+
+
+class HoldingWarmPredictor(FixedPredictor):
+    """Its warm runs until its cancel event is set (a long prefill) and records it."""
+
+    def __init__(self) -> None:
+        super().__init__(inline_texts=["z"])
+        self.warm_cancels: list[threading.Event] = []
+
+    def warm(self, request: Any, cancel: threading.Event | None = None) -> None:
+        assert cancel is not None
+        self.warm_cancels.append(cancel)
+        cancel.wait(30)
+
+
+async def test_a_keystroke_leaves_warming_running_until_a_newer_warm_takes_over() -> None:
+    predictor = HoldingWarmPredictor()
+    async with hub_serving(predictor, warm_debounce_ms=1000) as (_, _, root, path):
+        await keystroke_then_newer_warm(predictor, root, path)
+
+
+async def keystroke_then_newer_warm(predictor: HoldingWarmPredictor, root: Path, path: str) -> None:
+    client = await connect(path, root)
+    uri = (root / "k.py").as_uri()
+    (root / "k.py").write_text("a = 1\n")
+    client.send(did_open(uri, "a = 1\n"))
+    client.send(did_change(uri, 2, 5))
+    first = (await eventually(lambda: predictor.warm_cancels))[0]
+    client.send(did_change(uri, 3, 6))  # a keystroke: the warm's prefix is still useful
+    await client.call("workspace/executeCommand", {"command": "shadowtab.lock.status"})
+    assert not first.is_set()
+    await eventually(lambda: len(predictor.warm_cancels) > 1 or None)  # after the debounce
+    assert first.is_set()  # the newer warm continues where this one stops
+    assert not predictor.warm_cancels[1].is_set()
 
 
 async def test_a_dead_connection_closes_its_documents(

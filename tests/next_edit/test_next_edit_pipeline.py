@@ -4,6 +4,8 @@ never-undo-the-user, type-through and the feedback counts. Pure: no model."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shadowtab.inference.next_edit.candidates import Candidate, Query
@@ -103,3 +105,67 @@ def test_no_sources_or_no_answers_give_nothing() -> None:
     assert NextEditPipeline([]).predict(query()) == []
     empty = Query(Situation("a.py", "", 0), 3)
     assert NextEditPipeline([FakeSource("model", [])]).predict(empty) == []
+
+
+@dataclass
+class BlockingSource:
+    """A source that holds its first call until released: a second caller arrives while
+    the first computes."""
+
+    found: list[Candidate]
+    entered: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    calls: int = 0
+    name: str = "model"
+
+    def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
+        self.calls += 1
+        self.entered.set()
+        assert self.release.wait(30)
+        return list(self.found)
+
+
+def predict_in_thread(
+    pipeline: NextEditPipeline, cancel: threading.Event | None = None
+) -> tuple[threading.Thread, list[list[object]]]:
+    out: list[list[object]] = []
+    thread = threading.Thread(target=lambda: out.append(list(pipeline.predict(query(), cancel))))
+    thread.start()
+    return thread, out
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.005)
+
+
+def test_concurrent_callers_of_one_state_share_one_computation() -> None:
+    source = BlockingSource([insert("th", 0.9)])
+    pipeline = NextEditPipeline([source])
+    first, first_out = predict_in_thread(pipeline)
+    assert source.entered.wait(30)
+    second, second_out = predict_in_thread(pipeline)
+    wait_until(lambda: pipeline.flights.waiting() == 1 or source.calls > 1)
+    source.release.set()
+    first.join(30)
+    second.join(30)
+    assert source.calls == 1
+    assert first_out == second_out and len(first_out[0]) == 1
+
+
+def test_a_cancelled_first_caller_hands_the_work_to_the_waiting_one() -> None:
+    source = BlockingSource([insert("th", 0.9)])
+    pipeline = NextEditPipeline([source])
+    cancel = threading.Event()
+    first, _ = predict_in_thread(pipeline, cancel)
+    assert source.entered.wait(30)
+    second, second_out = predict_in_thread(pipeline)
+    wait_until(lambda: pipeline.flights.waiting() == 1)
+    cancel.set()  # e.g. $/cancelRequest of the ghost text only
+    source.release.set()
+    first.join(30)
+    second.join(30)
+    assert source.calls == 2  # the cancelled result is neither shared nor remembered
+    assert len(second_out[0]) == 1

@@ -76,6 +76,46 @@ def top2_margin(row: Logits) -> float:
     return float(top2[1] - top2[0])
 
 
+def top2_gaps(rows: Logits, choices: npt.NDArray[np.int64]) -> list[float]:
+    """Per row, its top logit minus the runner-up (two max reductions, no sort)."""
+    gaps = []
+    for row, choice in zip(rows, choices, strict=True):
+        c = int(choice)
+        second = max(row[:c].max(initial=-np.inf), row[c + 1 :].max(initial=-np.inf))
+        gaps.append(float(row[c] - second))
+    return gaps
+
+
+# Below this top-2 logit gap a batched pass's choice is not trusted: batched passes use
+# other kernels than single-token decoding, whose rounding flipped choices at plain gaps
+# up to 0.23 here (the engine leaves the check off: see engine.NEAR_TIE_CHECK).
+NEAR_TIE_MARGIN = 0.3
+
+
+@dataclass
+class TieCheck:
+    """Re-decides near-tie positions of a verification pass with a single-token step in a
+    scratch sequence that shares the verified prefix's KV cells (a copy costs nothing in
+    a unified cache), so the main sequence keeps the pass's KV."""
+
+    scratch_seq: int
+    margin: float = NEAR_TIE_MARGIN
+    flip_gaps: list[float] = field(default_factory=list)  # the batch's gap at each flip
+
+    def decide(self, writer: SequenceWriter, position: int, token: int) -> tuple[int, float]:
+        """(choice, its logprob) after `token` evaluated alone at `position`."""
+        runtime = writer.runtime
+        writer.guard()
+        runtime.seq_copy(writer.seq, self.scratch_seq, position)
+        try:
+            row = runtime.decode([token], self.scratch_seq, position, [0])[0]
+            choice = int(np.argmax(row))
+            writer.passes += 1
+            return choice, log_prob(row, choice)
+        finally:
+            runtime.seq_remove(self.scratch_seq, 0, -1)
+
+
 @dataclass
 class Generation:
     tokens: list[int] = field(default_factory=list)
@@ -147,11 +187,13 @@ def speculative(
     stats: RequestStats,
     policy: DraftPolicy | None = None,
     branch: Branch | None = None,
+    ties: TieCheck | None = None,
 ) -> None:
     """Greedy decoding that verifies k draft tokens per forward pass (logits only on the
     pending token and the draft positions), keeping the longest agreeing run. With a
     `branch`, decoding resumes after its prefix (already in the KV and the sink, equal
-    to the draft's start) with its forced token instead of the argmax of `first`."""
+    to the draft's start) with its forced token instead of the argmax of `first`. With
+    `ties`, near-tie positions are re-decided by single-token steps (see TieCheck)."""
     cursor = DraftCursor(draft, policy)
     prefix = list(branch.prefix) if branch is not None else []
     cursor.pos = len(prefix)
@@ -168,24 +210,26 @@ def speculative(
             return
         proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
         base = len(writer.tokens)
-        rows = writer.eval([token, *proposal], list(range(len(proposal) + 1)))
-        choices = np.argmax(rows, axis=1)
-        accepted = _agreeing_run(proposal, choices)
-        token = int(choices[accepted])
+        inputs = [token, *proposal]
+        rows = writer.eval(inputs, list(range(len(inputs))))
+        verdict = _verify(writer, rows, inputs, base, stats, ties)
+        accepted, token = verdict.accepted, verdict.token
         writer.truncate(base + 1 + accepted)  # drop the rejected draft tokens' KV
         stats.draft_tokens += len(proposal)
         stats.accepted_draft_tokens += accepted
         output.extend([*proposal[:accepted], token])
-        cursor.advance(len(proposal), accepted, token, output)
-        for row, kept in zip(rows, [*proposal[:accepted], token], strict=False):
-            if sink.push(kept, logprob=log_prob(row, kept)):
+        cursor.advance(verdict.judged, accepted, token, output)
+        for kept, logprob in zip([*proposal[:accepted], token], verdict.logprobs, strict=True):
+            if sink.push(kept, logprob=logprob):
                 return
 
 
-# Passes an alternative may spend away from the draft before it is abandoned: one that
-# never re-joins the original is a rewrite of something else, and would otherwise decode
-# up to max_tokens one token per pass.
-BRANCH_PATIENCE = 24
+# Passes in a row an alternative may spend away from the draft before it is abandoned: one
+# that does not re-join the original is a rewrite of something else (its answer is cut
+# off, so never shown) and decodes one token per pass meanwhile. Measured on three typing
+# cases of benchmarks/next_edit_latency.py (n = 3): 154, 162, 53 passes at 24; 59, 63, 53
+# at 12 with the same candidates shown (the best alone: 16, 23, 16).
+BRANCH_PATIENCE = 12
 
 
 @dataclass(frozen=True)
@@ -194,6 +238,45 @@ class Branch:
 
     prefix: Sequence[int]
     token: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: int  # draft tokens kept
+    token: int  # the model's token after them
+    logprobs: list[float]  # of the kept draft tokens, then of `token`
+    judged: int  # draft tokens the pass judged (fewer when a re-decision cut it short)
+
+
+def _verify(
+    writer: SequenceWriter,
+    rows: Logits,
+    inputs: Sequence[int],
+    base: int,
+    stats: RequestStats,
+    ties: TieCheck | None,
+) -> Verdict:
+    """What the pass over `inputs` (the pending token, then the proposal) decides: the
+    agreeing run, then the model's token. A near-tie position is re-decided alone; when
+    that flips its choice the pass ends there (later rows assumed the other token)."""
+    proposal = inputs[1:]
+    choices = np.argmax(rows, axis=1)
+    run = _agreeing_run(proposal, choices)
+    used = run + 1
+    logprobs = [log_prob(rows[j], int(choices[j])) for j in range(used)]
+    gaps = top2_gaps(rows[:used], choices[:used]) if ties is not None else []
+    # everything needed from `rows` is read: a re-decision's decode may overwrite them
+    for j, gap in enumerate(gaps):
+        if ties is None or gap >= ties.margin:
+            continue
+        stats.near_ties += 1
+        choice, logprob = ties.decide(writer, base + j, inputs[j])
+        if choice != int(choices[j]):
+            stats.near_tie_flips += 1
+            ties.flip_gaps.append(gap)
+            agrees = j < len(proposal) and choice == proposal[j]
+            return Verdict(j, choice, [*logprobs[:j], logprob], j if agrees else len(proposal))
+    return Verdict(run, int(choices[run]), logprobs, len(proposal))
 
 
 def _agreeing_run(proposal: Sequence[int], choices: npt.NDArray[np.int64]) -> int:

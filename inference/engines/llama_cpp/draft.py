@@ -1,24 +1,57 @@
 """The draft for speculative edits: a pointer into the original text's tokens that follows
 the output, pauses inside edited stretches and re-aligns when the output re-joins the
-original; the draft length adapts to the acceptance seen so far."""
+original; the draft length adapts to the acceptance seen so far and the measured cost of
+passes by length."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+# The time of one pass of n tokens in single-token decode steps, measured on this
+# project's machines (llama.cpp CPU, Q8_0, 2 cores; issue 12); linear in between.
+# Passes of 64+ tokens take faster matrix kernels (63 tokens cost more than 64).
+PASS_COST: tuple[tuple[int, float], ...] = (
+    (1, 1.0), (9, 4.1), (17, 6.5), (33, 11.0), (64, 16.7), (128, 29.4), (256, 58.0),
+)  # fmt: skip
+
+
+def pass_cost(tokens: int, curve: Sequence[tuple[int, float]] = PASS_COST) -> float:
+    sizes = [size for size, _ in curve]
+    i = bisect_left(sizes, tokens)
+    if i < len(curve) and sizes[i] == tokens:
+        return curve[i][1]
+    if i == 0:
+        return curve[0][1]
+    if i == len(curve):
+        (a, ca), (b, cb) = curve[-2], curve[-1]
+    else:
+        (a, ca), (b, cb) = curve[i - 1], curve[i]
+    return ca + (cb - ca) * (tokens - a) / (b - a)
+
+
+def steps_per_token(k: int, acceptance: float, curve: Sequence[tuple[int, float]]) -> float:
+    """Expected decode steps per output token of passes verifying k draft tokens when
+    each is accepted with probability `acceptance` (the model's own token always counts)."""
+    a = min(max(acceptance, 0.0), 0.999)
+    expected = (1 - a ** (k + 1)) / (1 - a)
+    return pass_cost(k + 1, curve) / expected
 
 
 @dataclass(frozen=True)
 class DraftPolicy:
-    # Draft lengths to choose from. Measured here (llama.cpp CPU, Q8_0): passes of 64+
-    # tokens take faster matrix kernels (64 tokens ~9 decode steps, like 33 tokens; 63 ~18),
-    # but their different arithmetic flips many more near-ties against single-token
-    # decoding (gaps up to 0.19 seen), so drafts stay below 64 tokens per pass.
-    ladder: tuple[int, ...] = (2, 4, 8, 16, 32)
+    # Draft lengths to choose from. The longest make passes of 64 and 128 tokens (the
+    # pending token + k): faster kernels whose near-ties decoding.TieCheck re-decides.
+    ladder: tuple[int, ...] = (2, 4, 8, 16, 32, 63, 127)
     k_start: int = 8
     match_tokens: int = 3  # output tail that must match the draft to re-align
     search_back: int = 16  # how far behind the last aligned spot a re-join may be
     search_ahead: int = 256  # how far ahead (an edit may delete original text)
+    cost_curve: tuple[tuple[int, float], ...] = PASS_COST
+    # The acceptance estimate starts at prior_acceptance, worth prior_tokens draft tokens.
+    prior_acceptance: float = 0.95  # rewrites copy most of their draft
+    prior_tokens: int = 16
 
     @property
     def k_min(self) -> int:
@@ -34,6 +67,14 @@ class DraftPolicy:
     def at_most(self, k: int) -> int:
         return max((rung for rung in self.ladder if rung <= k), default=self.k_min)
 
+    def worth_longer(self, k: int, acceptance: float) -> int:
+        """The next rung when it costs fewer steps per token at this acceptance, else k."""
+        longer = self.longer(k)
+        cheaper = steps_per_token(longer, acceptance, self.cost_curve) <= steps_per_token(
+            k, acceptance, self.cost_curve
+        )
+        return longer if cheaper else k
+
 
 class DraftCursor:
     """`proposal()` is what to verify next; `advance()` is told what the model produced."""
@@ -45,6 +86,14 @@ class DraftCursor:
         self.pos: int | None = 0  # None: inside an edited stretch, drafting paused
         self._last_aligned = 0
         self._k_before_edit = self.policy.k_min
+        self._proposed = self.policy.prior_tokens
+        self._accepted = self.policy.prior_tokens * self.policy.prior_acceptance
+
+    @property
+    def acceptance(self) -> float:
+        """The chance that the next draft token is accepted, from this request's runs so
+        far (with the prior)."""
+        return self._accepted / self._proposed
 
     def proposal(self) -> list[int]:
         if self.pos is None:
@@ -72,10 +121,15 @@ class DraftCursor:
             self.k = self.policy.at_most(max(self.policy.k_min, self._k_before_edit // 2))
 
     def _adapt(self, proposed: int, accepted: int) -> None:
+        """Longer after a fully accepted pass while that lowers the expected cost per
+        token (cost curve, acceptance so far); after a rejection, what was accepted."""
         if proposed == 0:
             return
+        # a geometric run: each accepted token and the first rejected one were judged
+        self._proposed += accepted + (1 if accepted < proposed else 0)
+        self._accepted += accepted
         if accepted == proposed:
-            self.k = self.policy.longer(self.k)
+            self.k = self.policy.worth_longer(self.k, self.acceptance)
         else:
             self.k = self.policy.at_most(accepted + 1)
 

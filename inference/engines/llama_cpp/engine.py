@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -21,6 +20,7 @@ from ..api import (
     truncate_prompt,
 )
 from .adapter import AdapterError, resolve
+from .cpu_load import ThreadChooser, physical_cores
 from .decoding import SequenceWriter, prefill_only
 from .generation import GenerationRequest, run_generation
 from .kv_cache import PrefixCache
@@ -31,6 +31,13 @@ from .text_output import Emit, stream_in_thread
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
+TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
+# Off: measured here (2026-12-01, tests/inference/test_near_ties.py's prompts, 120 tokens),
+# speculative output left greedy's at the same tokens (plain gaps 0.07-0.23) with passes
+# of 33 tokens as of 128, and even when every position was re-decided by a single-token
+# step: the difference comes from the KV the batched passes wrote, not from the last
+# logits, so re-deciding near ties only cost passes (5-13% more).
+NEAR_TIE_CHECK = False
 BATCH_TOKENS = 256
 PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
 WARM_CHUNK = 64  # warming yields to a real request within one such batch
@@ -40,13 +47,6 @@ MB = 1024 * 1024
 # Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
 DEFAULT_REQUANTIZATION = "q8_0"
 logger = logging.getLogger(__name__)
-
-
-def physical_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 class LlamaCppEngine:
@@ -89,6 +89,8 @@ class LlamaCppEngine:
         self.adapter_format: str | None = None  # the prompt format the adapter names
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
+        # set threads stay as set; by default fewer while other processes keep cores busy
+        self._threads = ThreadChooser(self.n_threads, adaptive=not n_threads)
         self.kv_cache_mb = kv_cache_mb
         self._gate = RequestGate()
         self._state = "idle"
@@ -120,7 +122,7 @@ class LlamaCppEngine:
         capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
         config = ContextConfig(
             n_cells=max(self.n_ctx, capacity),
-            n_seq_max=RESIDENT_PREFIXES + MAX_CANDIDATES,
+            n_seq_max=TIE_SEQ + 1,
             n_threads=self.n_threads,
             n_batch=BATCH_TOKENS,
         )
@@ -188,6 +190,7 @@ class LlamaCppEngine:
         self._ready()
         with self._gate.background():
             runtime, cache = self._ready()
+            runtime.set_threads(self._threads.choose())
             stats = RequestStats()
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
@@ -288,17 +291,25 @@ class LlamaCppEngine:
             "engine": "llama.cpp",
             "device": "cpu",
             "model": str(self.loaded_model_path),
+            "weights": self._weights_in_use(),
             "adapter": str(self.adapter_file) if self.adapter_file else None,
             "adapter_setting": self.adapter_setting,
             "adapter_error": self.adapter_error,
             "adapter_format": self.adapter_format,
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
+            "threads_now": self._threads.current,  # fewer while other processes are busy
+            "other_processes_busy_cores": round(self._threads.others_busy, 2),
             "cache": info,
             "totals": dict(self._totals),
         }
 
     # internals
+
+    def _weights_in_use(self) -> str:
+        """The engine.weights in effect: the converted type, or "as-is"."""
+        converted = self.loaded_model_path != self.model_path
+        return self._requantize_to if converted and self._requantize_to else "as-is"
 
     def _limits(self) -> RequestLimits:
         return RequestLimits(n_ctx=self.n_ctx, max_candidates=MAX_CANDIDATES)
@@ -327,8 +338,17 @@ class LlamaCppEngine:
         self._ready()
         with self._gate.real():
             runtime, cache = self._ready()
+            runtime.set_threads(self._threads.choose())
             request = GenerationRequest(
-                prompt, draft, max_tokens, tuple(stop), n, emit, PREFILL_CHUNK, RESIDENT_PREFIXES
+                prompt,
+                draft,
+                max_tokens,
+                tuple(stop),
+                n,
+                emit,
+                PREFILL_CHUNK,
+                RESIDENT_PREFIXES,
+                TIE_SEQ if NEAR_TIE_CHECK else None,
             )
             completion = run_generation(
                 runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
@@ -354,6 +374,8 @@ class LlamaCppEngine:
             "generated_tokens",
             "draft_tokens",
             "accepted_draft_tokens",
+            "near_ties",
+            "near_tie_flips",
         ):
             self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
         self._totals["requests"] = self._totals.get("requests", 0) + 1

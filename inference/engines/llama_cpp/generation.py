@@ -16,6 +16,7 @@ from .decoding import (
     Guard,
     Logits,
     SequenceWriter,
+    TieCheck,
     TokenSink,
     greedy,
     log_prob,
@@ -41,6 +42,7 @@ class GenerationRequest:
     emit: Emit | None
     prefill_chunk: int = 128
     first_spare_seq: int = 8  # sequences from here on are free for extra candidates
+    tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (decoding.py)
 
 
 def run_generation(
@@ -65,13 +67,16 @@ def run_generation(
             runtime, request.max_tokens, TextAssembler(request.stop, request.emit), clock
         )
         draft = _draft_tokens(runtime, request)
-        _decode_best(writer, first, draft, sink, stats)
+        ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
+        _decode_best(writer, first, draft, sink, stats, ties)
         sink.result.text = sink.text.finish()
         found = [sink.result]
         if request.n > 1 and draft is None:
             found += _alternatives(runtime, writer.seq, tokens, first, request, guard)
         elif request.n > 1 and draft is not None:
-            found += _branches(runtime, writer, tokens, first, draft, sink.result, request, stats)
+            found += _branches(
+                runtime, writer, tokens, first, draft, sink.result, request, stats, ties
+            )
     finally:
         cache.record(writer.seq, writer.tokens)
         stats.forward_passes += writer.passes
@@ -111,9 +116,10 @@ def _decode_best(
     draft: list[int] | None,
     sink: TokenSink,
     stats: RequestStats,
+    ties: TieCheck | None,
 ) -> None:
     if draft is not None:
-        speculative(writer, first, draft, sink, stats, DRAFT_POLICY)
+        speculative(writer, first, draft, sink, stats, DRAFT_POLICY, ties=ties)
     else:
         greedy(writer, first, sink)
 
@@ -165,6 +171,7 @@ def _branches(
     best: Generation,
     request: GenerationRequest,
     stats: RequestStats,
+    ties: TieCheck | None,
 ) -> list[Generation]:
     """Rewrite candidates 2..n: at the branch position, the next most likely tokens in
     place of the best one's, each continued speculatively (the same draft) in a spare
@@ -189,7 +196,9 @@ def _branches(
             spare = base + 1 + offset
             runtime.seq_copy(base, spare, length)
             found.append(
-                _branch(runtime, spare, prompt, prefix, best, token, row, draft, request, stats)
+                _branch(
+                    runtime, spare, prompt, prefix, best, token, row, draft, request, stats, ties
+                )
             )
         return found
     finally:
@@ -208,13 +217,14 @@ def _branch(
     draft: list[int],
     request: GenerationRequest,
     stats: RequestStats,
+    ties: TieCheck | None,
 ) -> Generation:
     writer = SequenceWriter(runtime, seq, [*prompt, *prefix], lambda: None)
     sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop), lambda: 0.0)
     for i, kept in enumerate(prefix):  # the shared start, with the best one's logprobs
         sink.push(kept, logprob=best.logprobs[i] if i < len(best.logprobs) else None)
     if not sink.done:
-        speculative(writer, row, draft, sink, stats, DRAFT_POLICY, Branch(prefix, token))
+        speculative(writer, row, draft, sink, stats, DRAFT_POLICY, Branch(prefix, token), ties)
     stats.forward_passes += writer.passes
     sink.result.text = sink.text.finish()
     return sink.result

@@ -120,6 +120,7 @@ class LlamaRuntime:
         self._ctx: ctypes.c_void_p | None = None
         self._batch: llama_cpp.llama_batch | None = None
         self._adapter: object | None = None  # llama.cpp frees it with the model
+        self.threads_now = 0
 
     def open_context(self, config: ContextConfig) -> None:
         params = llama_cpp.llama_context_default_params()
@@ -137,6 +138,7 @@ class LlamaRuntime:
         if not ctx:
             raise ModelLoadError("llama.cpp could not create a context (out of memory?)")
         self.config = config
+        self.threads_now = config.n_threads
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, 1)
@@ -151,6 +153,12 @@ class LlamaRuntime:
         attached = lora.attach(self._model, self._ctx, path, scale, formats)
         self._adapter = attached.handle
         return attached.prompt_format
+
+    def set_threads(self, n_threads: int) -> None:
+        """Threads for the next decodes (llama.cpp applies it to the next graph)."""
+        if self._ctx and n_threads != self.threads_now:
+            llama_cpp.llama_set_n_threads(self._ctx, n_threads, n_threads)
+            self.threads_now = n_threads
 
     @property
     def n_cells(self) -> int:

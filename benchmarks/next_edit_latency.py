@@ -1,0 +1,296 @@
+"""Next-edit latency as a user sees it: a typing trace into held-out files through the
+real language server with the real model. Prints one JSON line.
+
+    python benchmarks/next_edit_latency.py [--cases 16] [--quick] [--data-dir DIR]
+        [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
+
+Per case (benchmarks/eval_cases.py's typing cases: the first hunk of a held-out commit,
+its old text deleted and the first words of the new typed): open the file, read 2 s,
+type one didChange per character with gaps of 50-150 ms, and at the last keystroke ask
+textDocument/inlineCompletion and shadowtab/nextEdit at once. Figures: p50 and p90 from
+the last keystroke to each answer, how many answers showed something, the share of
+prompt tokens served from the KV cache by the requests answering the last keystroke
+(warming included), and where the time went: per engine call made for the answers,
+the prefill (to the first token) and decode seconds and tokens; what the engine did not
+account for is the server's own time (Python: prompts, diffing, the lint gate).
+Without a corpus (../shared/corpus or $SHADOWTAB_EDIT_CORPUS) the stdlib's textwrap
+module is the file and one typed line the edit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corpus_split import SPLITS, records
+from eval_cases import Case, Step, cases
+from eval_run import Variant, start_hub
+from typing_trace import MultiplexClient, Timed, Trace, type_and_ask
+
+CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
+DEFAULT_CORPUS = Path(
+    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
+)
+QUICK_CASES = 2
+TARGETS_MS = {"ghost_p50": 100, "next_edit_p50": 300, "next_edit_p90": 600}
+FALLBACK_TYPED = "        if width <= 0:\n            raise ValueError("
+
+
+@dataclass
+class Call:
+    """One engine call, its start and end (time.perf_counter(), or relative to the
+    case's last keystroke once re-based)."""
+
+    method: str
+    start: float
+    end: float
+    stats: Any
+
+
+@dataclass
+class CallLog:
+    calls: list[Call] = field(default_factory=list)
+
+    def wrap(self, engine: Any) -> None:
+        """Record every warm/complete/rewrite the server makes (the engine's own stats)."""
+        for method in ("warm", "complete", "rewrite"):
+            original = getattr(engine, method)
+            setattr(engine, method, self._recorder(method, original))
+
+    def _recorder(self, method: str, original: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                result = original(*args, **kwargs)
+            except Exception:
+                self.calls.append(Call(method + "!", start, time.perf_counter(), None))
+                raise
+            stats = result if method == "warm" else result.stats
+            self.calls.append(Call(method, start, time.perf_counter(), stats))
+            return result
+
+        return call
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--split", choices=SPLITS, default="heldout")
+    parser.add_argument("--cases", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_CASES} cases (CI)")
+    parser.add_argument("--open-pause", type=float, default=2.0, help="seconds after didOpen")
+    parser.add_argument("--gap-ms", type=float, nargs=2, default=(50.0, 150.0))
+    parser.add_argument("--max-typed", type=int, default=40, help="keystrokes at most a case")
+    parser.add_argument("--threads", type=int, default=None, help="default: the engine's")
+    parser.add_argument("--process", choices=("worker", "inline"), default="worker")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.cases, args.open_pause = QUICK_CASES, 0.5
+    return args
+
+
+def trace_cases(args: argparse.Namespace) -> tuple[list[Case], str]:
+    if not args.corpus.is_dir():
+        return [fallback_case()], "stdlib textwrap (no corpus)"
+    chosen = cases(records(args.corpus, args.split), "typing", args.cases * 3)
+    short = [shortened(c, args.max_typed) for c in chosen]
+    return short[: args.cases], f"{args.corpus.name}:{args.split}"
+
+
+def shortened(case: Case, keystrokes: int) -> Case:
+    """At most `keystrokes` typed characters: the first words of the edit."""
+    steps = list(case.steps)
+    deleting = 1 if steps and steps[0].new_text == "" else 0
+    steps = steps[: deleting + keystrokes]
+    text = case.opened
+    for step in steps:
+        text = text[: step.start] + step.new_text + text[step.end :]
+    cursor = steps[-1].start + len(steps[-1].new_text)
+    return Case(
+        case.mode, case.commit, case.repo, case.path, case.opened, tuple(steps), text,
+        cursor, case.target, case.exact_texts,
+    )  # fmt: skip
+
+
+def fallback_case() -> Case:
+    source = Path(textwrap.__file__).read_text()
+    lines = source.splitlines(keepends=True)[:160]
+    opened = "".join(lines)
+    cut = sum(map(len, lines[:110]))
+    steps = tuple(Step(cut + i, cut + i, ch) for i, ch in enumerate(FALLBACK_TYPED))
+    current = opened[:cut] + FALLBACK_TYPED + opened[cut:]
+    return Case("typing", "-", "stdlib", "textwrap.py", opened, steps, current,
+                cut + len(FALLBACK_TYPED), current, (current,))  # fmt: skip
+
+
+async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    chosen, source = trace_cases(args)
+    options: dict[str, Any] = {"kind": "llama.cpp", "process": args.process}
+    if args.threads:
+        options["n_threads"] = args.threads
+    variant = Variant(options, "default", None)
+    trace = Trace(args.open_pause, tuple(args.gap_ms))
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory(prefix="st-latency-") as scratch:
+        hub, client, described = await start_hub(
+            variant, Path(scratch), data_dir, client_class=MultiplexClient
+        )
+        engine = hub.engine_host.get_engine()
+        log = CallLog()
+        log.wrap(engine)
+        rows = []
+        try:
+            for number, case in enumerate(chosen):
+                path = Path(scratch) / "root" / f"case{number}" / case.path
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(case.opened, encoding="utf-8")
+                log.calls.clear()
+                ghost, edit, last_key = await type_and_ask(client, path.as_uri(), case, trace, rng)
+                await asyncio.sleep(0.05)  # the calls' records land after their answers
+                rows.append(_row(case, ghost, edit, log.calls, last_key))
+        finally:
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                await asyncio.wait_for(client.call("shutdown", None), 30)
+            await hub.close()
+        return {**described, "source": source, "rows": rows, "stats": engine.stats()}
+
+
+def _row(
+    case: Case, ghost: Timed, edit: Timed, calls: list[Call], last_key: float
+) -> dict[str, Any]:
+    """One case's figures, with the engine calls that ended after the last keystroke."""
+    calls = [
+        Call(c.method, c.start - last_key, c.end - last_key, c.stats)
+        for c in calls
+        if c.end > last_key
+    ]
+    return {
+        "case": case.commit[:10],
+        "typed": len(case.steps),
+        "ghost_s": ghost.seconds,
+        "next_edit_s": edit.seconds,
+        "ghost_shown": ghost.shown,
+        "edit_shown": edit.shown,
+        "errors": [e for e in (ghost.error, edit.error) if e],
+        "calls": [_call_dict(c) for c in calls],
+    }
+
+
+def _call_dict(call: Call) -> dict[str, Any]:
+    stats = call.stats
+    figures: dict[str, Any] = {
+        "method": call.method,
+        "start_s": round(call.start, 3),
+        "end_s": round(call.end, 3),
+    }
+    if stats is not None:
+        figures.update(
+            prompt=stats.prompt_tokens,
+            reused=stats.reused_prompt_tokens,
+            evaluated=stats.evaluated_prompt_tokens,
+            generated=stats.generated_tokens,
+            draft=stats.draft_tokens,
+            accepted=stats.accepted_draft_tokens,
+            passes=stats.forward_passes,
+            seconds=round(stats.seconds, 3),
+            prefill_s=round(stats.first_token_seconds, 3),
+            preempted=stats.preempted,
+        )
+    return figures
+
+
+def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    rows = measured["rows"]
+    ghost = sorted(r["ghost_s"] * 1000 for r in rows)
+    edit = sorted(r["next_edit_s"] * 1000 for r in rows)
+    answering = [c for r in rows for c in r["calls"] if "prompt" in c and c["end_s"] > 0]
+    prompt = sum(c["prompt"] for c in answering)
+    reused = sum(c["reused"] for c in answering)
+    line: dict[str, Any] = {
+        "benchmark": "next_edit_latency",
+        "quick": args.quick,
+        "cases": len(rows),
+        "source": measured["source"],
+        "model": measured["model"],
+        "adapter": measured["adapter"],
+        "format": measured["format"],
+        "process": args.process,
+        "n_threads": measured["stats"].get("n_threads"),
+        "threads_at_end": measured["stats"].get("threads_now"),
+        "ghost_p50_ms": _quantile(ghost, 0.5),
+        "ghost_p90_ms": _quantile(ghost, 0.9),
+        "next_edit_p50_ms": _quantile(edit, 0.5),
+        "next_edit_p90_ms": _quantile(edit, 0.9),
+        "ghost_shown": sum(r["ghost_shown"] > 0 for r in rows),
+        "next_edit_shown": sum(r["edit_shown"] > 0 for r in rows),
+        "errors": sum(len(r["errors"]) for r in rows),
+        "prompt_reuse": round(reused / prompt, 4) if prompt else None,
+        "breakdown": breakdown(rows),
+        "targets_ms": TARGETS_MS,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+    return line
+
+
+def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per engine method, medians over cases of what the answering calls cost; and the
+    share of the next edit's time the engine did not account for."""
+    found: dict[str, dict[str, list[float]]] = {}
+    unaccounted = []
+    for row in rows:
+        per_method: dict[str, dict[str, float]] = {}
+        for call in row["calls"]:
+            if "prompt" not in call or call["method"] == "warm":
+                continue
+            sums = per_method.setdefault(call["method"], {})
+            for key in ("seconds", "prefill_s", "evaluated", "generated", "passes"):
+                sums[key] = sums.get(key, 0) + call[key]
+            sums["calls"] = sums.get("calls", 0) + 1
+        for method, sums in per_method.items():
+            for key, value in sums.items():
+                found.setdefault(method, {}).setdefault(key, []).append(value)
+        engine_s = sum(s["seconds"] for s in per_method.values())
+        answered = max(row["ghost_s"], row["next_edit_s"])
+        unaccounted.append(max(0.0, answered - engine_s) / answered if answered else 0.0)
+    result: dict[str, Any] = {
+        method: {k: round(statistics.median(v), 3) for k, v in sums.items()}
+        for method, sums in found.items()
+    }
+    result["server_share_p50"] = round(statistics.median(unaccounted), 3) if unaccounted else None
+    return result
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1], 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="st-latency-data-") as scratch:
+        measured = asyncio.run(measure(args, args.data_dir or Path(scratch)))
+    if os.environ.get("SHADOWTAB_LATENCY_ROWS"):  # the per-case rows, for profiling
+        Path(os.environ["SHADOWTAB_LATENCY_ROWS"]).write_text(json.dumps(measured["rows"]))
+    print(json.dumps(summary(measured, args)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
