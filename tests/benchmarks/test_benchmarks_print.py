@@ -29,6 +29,11 @@ REDUCED_RUNS = {
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
     "torture_worker.py": (["--trials", "4"], "shadow_edits_lost"),
+    "torture_clients.py": (["--clients", "2", "--keystrokes", "30"], "lines_wrong"),
+    "torture_soak.py": (
+        ["--seconds", "20", "--warmup-s", "5", "--idle-probes", "20", "--churn-s", "5"],
+        "daemon",
+    ),
     "next_edit_eval.py": (["--quick"], "precision"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
