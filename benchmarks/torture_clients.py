@@ -269,7 +269,11 @@ def check(clients: list[Client], root: Path, files: dict[str, Any]) -> dict[str,
                 lines_wrong += 1
                 wrong_clients |= {c for c, lines in owned.items() if number in lines}
     diverged = sum(c.buffer.text != (root / Path(c.uri).name).read_text() for c in clients)
-    return {"lines_wrong": lines_wrong, "clients_wrong": len(wrong_clients), "buffers_diverged": diverged}
+    return {
+        "lines_wrong": lines_wrong,
+        "clients_wrong": len(wrong_clients),
+        "buffers_diverged": diverged,
+    }
 
 
 def figures(clients: list[Client], seconds: float) -> dict[str, Any]:
@@ -284,9 +288,7 @@ def figures(clients: list[Client], seconds: float) -> dict[str, Any]:
         "diagnostics_missing": sum(len(c.waiting_diagnostics) for c in clients),
         "keystroke_to_diagnostics_ms": {**percentiles(diagnostics), "n": len(diagnostics)},
         "keystroke_to_ghost_text_ms": {**percentiles(ghost), "n": len(ghost)},
-        "completions": {
-            k: counts[k] for k in ("shown", "empty", "superseded", "stale_items")
-        },
+        "completions": {k: counts[k] for k in ("shown", "empty", "superseded", "stale_items")},
         "pushes": counts["pushes"],
         "stale_pushes": counts["stale_pushes"],
         "typing_s": round(seconds, 1),

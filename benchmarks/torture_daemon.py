@@ -31,7 +31,7 @@ class Editor:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
         self.ids = itertools.count(1)
-        self.buffer = b""
+        self.received = b""
         self.replies: dict[int, dict[str, Any]] = {}
 
     def send(self, message: dict[str, Any]) -> None:
@@ -53,7 +53,7 @@ class Editor:
             chunk = self.sock.recv(1 << 20)
             if not chunk:
                 raise EOFError("the daemon closed the session")
-            self.buffer += chunk
+            self.received += chunk
         while (message := self._next_message()) is not None:
             if "method" in message:
                 self.on_server_message(message)
@@ -68,7 +68,7 @@ class Editor:
         self.replies[message.get("id", -1)] = message
 
     def _next_message(self) -> dict[str, Any] | None:
-        header, found, rest = self.buffer.partition(b"\r\n\r\n")
+        header, found, rest = self.received.partition(b"\r\n\r\n")
         if not found:
             return None
         length = next(
@@ -78,7 +78,7 @@ class Editor:
         )
         if len(rest) < length:
             return None
-        self.buffer = rest[length:]
+        self.received = rest[length:]
         message: dict[str, Any] = json.loads(rest[:length])
         return message
 

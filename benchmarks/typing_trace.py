@@ -2,7 +2,8 @@
 seeded stream of LSP keystrokes on the lines a client owns in a Python file (each
 line `    r<client>_<j> = <expression>`), as a person types: an expression typed key by
 key with typos corrected, the old one deleted with backspace or selected and typed
-over, a word completed at once now and then, bursts of keys and pauses between them.
+over, a word completed at once now and then, bursts of keys, short pauses between them
+and now and then a longer one (thinking: long enough for ghost text to show).
 
 No keystroke types or deletes a newline: a client's keystrokes never move the lines or
 columns of another client's, so each client's trace replayed alone on the file gives
@@ -29,7 +30,9 @@ SNIPPETS = [
 ]
 KEY_GAP_S = (0.06, 0.16)  # between keys of a burst
 PAUSE_S = (0.6, 1.8)  # between bursts
+THINK_S = (5.0, 15.0)  # now and then a longer pause: time for ghost text to show
 BURST_END_P = 1 / 8
+THINK_P = 1 / 50
 TYPO_P = 0.04
 WORD_P = 0.03  # the rest of a word at once (a completion accepted)
 SELECT_P = 0.15  # the old expression selected and typed over instead of backspaced
@@ -65,7 +68,9 @@ def owned_line(client: int, index: int) -> str:
     return f"    r{client}_{index} = "
 
 
-def source(title: str, clients: list[int], lines_per_client: int) -> tuple[str, dict[int, list[int]]]:
+def source(
+    title: str, clients: list[int], lines_per_client: int
+) -> tuple[str, dict[int, list[int]]]:
     """A Python file with a function per client holding its lines; the text and each
     client's owned line numbers."""
     parts = [f'"""{title}"""\n\n\ndef work(a, b):\n    return a + b\n']
@@ -121,8 +126,12 @@ class TraceWriter:
 
     def _key(self, line: int, start: int, end: int, text: str) -> None:
         rng = self.rng
-        burst_end = rng.random() < BURST_END_P
-        pause = rng.uniform(*PAUSE_S) if burst_end else rng.uniform(*KEY_GAP_S)
+        chance = rng.random()
+        burst_end = chance < BURST_END_P
+        if chance < THINK_P:
+            pause = rng.uniform(*THINK_S)
+        else:
+            pause = rng.uniform(*PAUSE_S) if burst_end else rng.uniform(*KEY_GAP_S)
         self.keys.append(Keystroke(line, start, end, text, pause, burst_end))
 
 

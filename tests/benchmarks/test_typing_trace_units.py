@@ -37,7 +37,7 @@ def test_replaying_a_trace_types_what_the_writer_meant() -> None:
 
 
 def test_no_keystroke_moves_another_clients_lines() -> None:
-    text, owned = source("t", [0, 1], 3)
+    _, owned = source("t", [0, 1], 3)
     keys = trace(0, owned[0], 2000, seed=5)
     assert len(keys) == 2000 and keys[-1].burst_end
     assert all("\n" not in k.text and k.line in owned[0] for k in keys)
