@@ -149,15 +149,18 @@ class TextSync:
             return
         self.open_uris.discard(uri)
         self._echoes.pop(uri, None)
-        self.session.hub.predictions.on_document_changed(uri)
         try:
             workspace = self._registry.for_uri(uri)
             workspace.close_document(uri, editor=self.session.id)
             document = workspace.document(uri)
         except Exception as exc:
             logger.warning("closing %s: %s", uri, exc)
+            self.session.hub.predictions.on_document_changed(uri)
             return
         if document is None or not document.open:
+            # Nobody shows it now: its predictions are for no one. While another editor
+            # shows it, that editor's ghost text in flight is not stale.
+            self.session.hub.predictions.on_document_changed(uri)
             self._registry.diagnostics.cancel(uri)
 
     async def close_all(self) -> None:

@@ -1,8 +1,10 @@
 """Two editors with one file open (one shadow document): the echo of a keystroke
-forwarded to the other editor changes nothing, so it leaves the typist's ghost text in
-flight alone; a real keystroke of the other editor still makes it stale. Found by
-benchmarks/torture_clients.py: with files shared in pairs, every echo cancelled the
-typist's own request and 8,000 keystrokes showed no ghost text at all."""
+forwarded to the other editor changes nothing, and the other editor closing the file
+or vanishing changes nothing either, so both leave the typist's ghost text in flight
+alone; a real keystroke of the other editor still makes it stale. Found by
+benchmarks/torture_clients.py and torture_soak.py: with files shared in pairs, every
+echo cancelled the typist's own request (8,000 keystrokes showed no ghost text at all),
+and so did every editor that opened the file and went away."""
 
 from __future__ import annotations
 
@@ -66,3 +68,23 @@ async def test_the_echo_of_a_forwarded_keystroke_keeps_the_typists_ghost_text() 
         did_change(other, uri, 3, change(0, 0, "# "))  # a real keystroke of the other
         reply = await typist.response(pending)
         assert reply.get("error", {}).get("code") == CONTENT_MODIFIED, reply
+
+
+async def test_another_editor_closing_the_file_keeps_the_typists_ghost_text() -> None:
+    async with hub_on_socket(FixedPredictor(inline_texts=["z"], delay_s=1.5)) as setup:
+        (setup.root / "a.py").write_text(TEXT)
+        uri = (setup.root / "a.py").as_uri()
+        typist = await setup.client()
+        typist.open(uri, TEXT)
+        for leaves in ("didClose", "vanishes"):
+            other = await setup.client()
+            other.open(uri, TEXT)
+            await other.command("shadowtab.lock.status")  # the open is handled
+            pending = ask_ghost_text(typist, uri, 5)
+            await asyncio.sleep(0.3)  # the prediction is in flight
+            if leaves == "didClose":
+                other.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+                await other.command("shadowtab.lock.status")  # the close is handled
+            await other.close()  # gone without shutdown, as a killed editor
+            reply = await typist.response(pending)
+            assert [item["insertText"] for item in reply.get("result", [])] == ["z"], leaves
