@@ -117,13 +117,16 @@ async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_sur
 
     os.kill(worker_pid, signal.SIGSTOP)
     try:
-        in_flight = asyncio.ensure_future(inline(client, uri, 5, 11))
+        # a key no suggestion shown before predicted: neither type-through nor a cache
+        # answers, the model must
+        change_doc(client, uri, 2, "q", (5, 11))
+        in_flight = asyncio.ensure_future(inline(client, uri, 5, 12))
         # served while the worker is stopped (and still is: not yet killed)
         assert (await execute(client, "shadowtab.lock.status"))["holder"] == "user"
         # another file: a keystroke in calc.py would cancel the request in flight
         _, other = lsp_env.file("other.py", "y = 1\n")
         open_doc(client, other, "y = 1\n")
-        change_doc(client, other, 2, "x = (\n", (0, 0))
+        change_doc(client, other, 2, "x = (\n", (0, 0))  # its own version numbers
         errors = await eventually(lambda: client.diagnostics.get(other), timeout=SILENCE_DEADLINE_S)
         assert any(d.severity == types.DiagnosticSeverity.Error for d in errors)
         assert engine_status(lsp_env)["worker"]["pid"] == worker_pid
@@ -142,7 +145,7 @@ async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_sur
     assert "stopped answering" in worker["last_crash"]
     assert daemon_status(lsp_env)["pid"] == daemon_pid  # the same daemon throughout
     assert (await execute(client, "shadowtab.lock.status"))["holder"] == "user"
-    assert await inline(client, uri, 5, 11), "no completion after the restart"
+    assert await inline(client, uri, 5, 12), "no completion after the restart"
 
 
 def process_state(pid: int) -> str:
