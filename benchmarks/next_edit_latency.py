@@ -37,7 +37,7 @@ from typing import Any
 from corpus_split import SPLITS, records
 from eval_cases import Case, Step, cases
 from eval_run import Variant, start_hub
-from typing_trace import MultiplexClient, Timed, Trace, type_and_ask
+from latency_trace import MultiplexClient, Timed, Trace, type_and_ask
 
 CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
 DEFAULT_CORPUS = Path(

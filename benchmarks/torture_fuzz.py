@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from lsp_fuzzing import JSON, METHODS, LspWire, lsp_messages
+from torture_daemon import rss_kb
 
 CLI = [sys.executable, "-m", "shadowtab.daemon.cli"]
 
@@ -183,13 +184,6 @@ class Fuzzer:
 
 def _after_shutdown(reply: dict[str, Any]) -> bool:
     return "shut down" in str(reply.get("error", {}).get("message", ""))
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def start_daemon(base: Path) -> dict[str, Any]:

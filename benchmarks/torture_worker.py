@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import json
 import os
 import random
 import re
-import resource
-import select
 import shutil
 import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -36,108 +32,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from torture_daemon import CONTROL_TIMEOUT_S, Editor, engine, project, start, stop, wait_ready
+
 ANSWER_DEADLINE_S = 60.0  # a request in flight must be answered within this: else a hang
 READY_DEADLINE_S = 300.0  # from the last kill to the worker serving again
-# A starved machine (the run is niced under other work) answers slowly, not never.
-CONTROL_TIMEOUT_S = 60.0
 SIGNALS = (signal.SIGKILL, signal.SIGSEGV)
 FAULT_KINDS = ("generation_", "load_SIG")  # the counts named PHASE_SIGNAL
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
 EDIT_LINE = re.compile(r"^\+# edit (\d+)$", re.MULTILINE)
-
-
-class Editor:
-    """One LSP session on the daemon's socket that can leave requests in flight."""
-
-    def __init__(self, path: str) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.ids = itertools.count(1)
-        self.buffer = b""
-        self.replies: dict[int, dict[str, Any]] = {}
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def request(self, method: str, params: Any) -> int:
-        msg_id = next(self.ids)
-        self.send({"id": msg_id, "method": method, "params": params})
-        return msg_id
-
-    def poll(self, timeout: float) -> None:
-        """Read what arrives within `timeout` s; answer the server's own requests."""
-        ready, _, _ = select.select([self.sock], [], [], timeout)
-        if ready:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("the daemon closed the session")
-            self.buffer += chunk
-        while (message := self._next_message()) is not None:
-            if "method" in message:
-                if "id" in message:  # workspace/applyEdit, progress tokens: accept
-                    self.send({"id": message["id"], "result": {"applied": True}})
-                continue
-            self.replies[message.get("id", -1)] = message
-
-    def _next_message(self) -> dict[str, Any] | None:
-        header, found, rest = self.buffer.partition(b"\r\n\r\n")
-        if not found:
-            return None
-        length = next(
-            int(line.split(b":")[1])
-            for line in header.split(b"\r\n")
-            if line.lower().startswith(b"content-length")
-        )
-        if len(rest) < length:
-            return None
-        self.buffer = rest[length:]
-        message: dict[str, Any] = json.loads(rest[:length])
-        return message
-
-    def answer(self, msg_id: int, timeout: float) -> dict[str, Any] | None:
-        deadline = time.monotonic() + timeout
-        while msg_id not in self.replies and time.monotonic() < deadline:
-            self.poll(min(0.05, max(0.0, deadline - time.monotonic())))
-        return self.replies.pop(msg_id, None)
-
-    def call(self, method: str, params: Any, timeout: float = 30.0) -> dict[str, Any] | None:
-        return self.answer(self.request(method, params), timeout)
-
-    def command(self, name: str, *arguments: Any) -> dict[str, Any] | None:
-        return self.call("workspace/executeCommand", {"command": name, "arguments": [*arguments]})
-
-
-def start(base: Path, threads: int) -> dict[str, Any]:
-    # 100 SIGSEGVs must not leave 100 core files: the daemon and its workers inherit this
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
-        os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
-    os.environ["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
-    os.environ["SHADOWTAB_THREADS"] = str(threads)
-    from shadowtab.daemon.client import start_daemon
-
-    return start_daemon(timeout=60)
-
-
-def engine() -> dict[str, Any]:
-    from shadowtab.daemon.client import request
-
-    status: dict[str, Any] = request("status", timeout=CONTROL_TIMEOUT_S)["engine"]
-    return status
-
-
-def wait_ready(after_pid: int | None, deadline_s: float) -> float | None:
-    """When (monotonic) a worker other than `after_pid` serves; None past the deadline."""
-    started = time.monotonic()
-    while time.monotonic() - started < deadline_s:
-        status = engine()
-        if status["state"] == "ready" and status["worker"]["pid"] not in (None, after_pid):
-            return time.monotonic()
-        if status["state"] == "failed":
-            raise RuntimeError(f"the engine gave up: {status['error']}")
-        time.sleep(0.02)
-    return None
 
 
 def wait_loading(old_pid: int, deadline_s: float) -> int | None:
@@ -235,22 +137,16 @@ def lost_edits(editor: Editor, acked: set[int]) -> int:
 
 def run(trials: int, seed: int, threads: int) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="sttw-", dir="/tmp"))  # short: a socket path
-    root = base / "proj"
-    (root / ".git").mkdir(parents=True)
+    root = project(base, {"calc.py": SOURCE})
     path = root / "calc.py"
-    path.write_text(SOURCE)
     try:
-        status = start(base, threads)
+        status = start(base, "llama.cpp", threads)
         if wait_ready(None, READY_DEADLINE_S) is None:
             raise RuntimeError("the model did not load")
         editor = Editor(status["lsp_socket"])
-        folders = [{"uri": root.as_uri(), "name": root.name}]
-        params = {"capabilities": {}, "rootUri": root.as_uri(), "workspaceFolders": folders}
-        editor.call("initialize", params)
-        editor.send({"method": "initialized", "params": {}})
+        editor.initialize(root)
         uri = path.as_uri()
-        document = {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE}
-        editor.send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
+        editor.open(uri, SOURCE)
         editor.command("shadowtab.lock.release")  # the model holds it: edits stay shadow
         runner = Trials(editor, uri, random.Random(seed))
         for number in range(trials):
@@ -290,15 +186,6 @@ def summary(runner: Trials, trials: int, daemon_pid: int, lost: int, path: Path)
         "faults": {k: v for k, v in sorted(counts.items()) if k.startswith(FAULT_KINDS)},
         "inflight_errors": dict(runner.errors.most_common(3)),
     }
-
-
-def stop() -> None:
-    from shadowtab.daemon.client import stop_daemon
-
-    try:
-        stop_daemon(timeout=10)
-    except Exception as exc:  # the figures matter more than a tidy stop
-        print(f"stopping the daemon failed: {exc}", file=sys.stderr)
 
 
 def passed(result: dict[str, Any]) -> bool:

@@ -1,132 +1,180 @@
-"""A user typing into the real server, timed: open a file, read, type the first words of
-an edit with human keystroke gaps, and at the last keystroke ask for ghost text and a
-next edit at once, as an editor does; both answers are timed from that keystroke.
+"""Typing traces for the daemon torture scripts (torture_clients.py, torture_soak.py): a
+seeded stream of LSP keystrokes on the lines a client owns in a Python file (each
+line `    r<client>_<j> = <expression>`), as a person types: an expression typed key by
+key with typos corrected, the old one deleted with backspace or selected and typed
+over, a word completed at once now and then, bursts of keys, short pauses between them
+and now and then a longer one (thinking: long enough for ghost text to show).
 
-The client multiplexes: requests in flight at the same time, each answered by id."""
+No keystroke types or deletes a newline: a client's keystrokes never move the lines or
+columns of another client's, so each client's trace replayed alone on the file gives
+its own lines' final text whatever the interleaving with the others (the reference).
+Positions are LSP's UTF-16 code units (the snippets hold é, ≈ and the astral 𝜋)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import random
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from edit_scoring import apply_edit
-from eval_cases import Case
-from eval_lsp import change_params, position
+from eval_lsp import offset_of
+
+SNIPPETS = [
+    "work(a=1, b=2) + 1",
+    "[i * i for i in range(10) if i % 2]",
+    '{"name": "é", "size": 3}',
+    '"𝜋 ≈ " + str(3.14159)',
+    "sorted(items, key=lambda t: t[1])",
+    "work(len('naïve'), 7) * 2",
+    "max(items or [0], default=None)",
+    "tuple(x for x in items if x)",
+]
+KEY_GAP_S = (0.06, 0.16)  # between keys of a burst
+PAUSE_S = (0.6, 1.8)  # between bursts
+THINK_S = (5.0, 15.0)  # now and then a longer pause: time for ghost text to show
+BURST_END_P = 1 / 8
+THINK_P = 1 / 50
+TYPO_P = 0.04
+WORD_P = 0.03  # the rest of a word at once (a completion accepted)
+SELECT_P = 0.15  # the old expression selected and typed over instead of backspaced
 
 
-@dataclass(frozen=True)
-class Trace:
-    after_open_s: float  # reading the file before typing
-    gap_ms: tuple[float, float]  # keystroke gaps, uniform in this range
-    answer_timeout_s: float = 600.0
+@dataclass
+class Keystroke:
+    line: int
+    start: int  # UTF-16 columns on `line`
+    end: int
+    text: str
+    pause_s: float = 0.0  # before the next keystroke
+    burst_end: bool = False  # the person pauses after it
+
+    def change(self) -> dict[str, Any]:
+        """The didChange content change (incremental)."""
+        rng = {
+            "start": {"line": self.line, "character": self.start},
+            "end": {"line": self.line, "character": self.end},
+        }
+        return {"range": rng, "text": self.text}
+
+    def cursor(self) -> dict[str, int]:
+        return {"line": self.line, "character": self.start + units(self.text)}
 
 
-@dataclass(frozen=True)
-class Timed:
-    seconds: float  # from the last keystroke to the answer
-    shown: int  # items (ghost text) or edits (next edit) in the answer
-    error: str | None
+def units(text: str) -> int:
+    """Length in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
 
 
-class MultiplexClient:
-    """Framed JSON-RPC over the streams; the server's own requests are answered null."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.next_id = 0
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.task = asyncio.ensure_future(self._read_loop())
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message).encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def notify(self, method: str, params: Any) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def request(self, method: str, params: Any) -> asyncio.Future[dict[str, Any]]:
-        self.next_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = future
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return future
-
-    async def call(self, method: str, params: Any) -> dict[str, Any]:
-        return await self.request(method, params)
-
-    async def _read_loop(self) -> None:
-        try:
-            while True:
-                message = await self._read()
-                if "method" in message and "id" in message:
-                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-                elif "method" not in message and message.get("id") in self.pending:
-                    self.pending.pop(message["id"]).set_result(message)
-        except Exception as exc:  # every waiter hears of it: none may hang
-            for future in self.pending.values():
-                if not future.done():
-                    future.set_exception(ConnectionError(f"the client stopped reading: {exc}"))
-
-    async def _read(self) -> dict[str, Any]:
-        length = 0
-        while line := (await self.reader.readline()).strip():
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        if not length:
-            raise ConnectionError("the server closed the connection")
-        message: dict[str, Any] = json.loads(await self.reader.readexactly(length))
-        return message
+def owned_line(client: int, index: int) -> str:
+    return f"    r{client}_{index} = "
 
 
-async def type_and_ask(
-    client: MultiplexClient, uri: str, case: Case, trace: Trace, rng: random.Random
-) -> tuple[Timed, Timed, float]:
-    """The case's trace; (ghost text, next edit) timed from the last keystroke, and
-    that keystroke's time.perf_counter()."""
-    document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
-    client.notify("textDocument/didOpen", {"textDocument": document})
-    await asyncio.sleep(trace.after_open_s)
-    text, version = case.opened, 1
-    for index, step in enumerate(case.steps):
-        if index:
-            await asyncio.sleep(rng.uniform(*trace.gap_ms) / 1000)
-        version += 1
-        client.notify("textDocument/didChange", change_params(uri, version, text, step))
-        text = apply_edit(text, step.start, step.end, step.new_text)
-    last_key = time.perf_counter()
-    where = position(case.current, case.cursor)
-    ghost = client.request(
-        "textDocument/inlineCompletion",
-        {"context": {"triggerKind": 2}, "textDocument": {"uri": uri}, "position": where},
-    )
-    edit = client.request(
-        "shadowtab/nextEdit",
-        {"textDocument": {"uri": uri, "version": version}, "position": where},
-    )
-    answers = await asyncio.gather(
-        _timed(ghost, last_key, "items", trace.answer_timeout_s),
-        _timed(edit, last_key, "edits", trace.answer_timeout_s),
-    )
-    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    return answers[0], answers[1], last_key
+def source(
+    title: str, clients: list[int], lines_per_client: int
+) -> tuple[str, dict[int, list[int]]]:
+    """A Python file with a function per client holding its lines; the text and each
+    client's owned line numbers."""
+    parts = [f'"""{title}"""\n\n\ndef work(a, b):\n    return a + b\n']
+    owned: dict[int, list[int]] = {}
+    line = 5  # the next line's number
+    for client in clients:
+        parts.append(f"\n\ndef client_{client}(items):\n")
+        line += 3
+        owned[client] = list(range(line, line + lines_per_client))
+        parts.extend(owned_line(client, j) + "0\n" for j in range(lines_per_client))
+        parts.append(f"    return r{client}_0\n")
+        line += lines_per_client + 1
+    return "".join(parts), owned
 
 
-async def _timed(
-    future: asyncio.Future[dict[str, Any]], since: float, key: str, timeout_s: float
-) -> Timed:
-    try:
-        reply = await asyncio.wait_for(future, timeout_s)
-    except TimeoutError:
-        return Timed(time.perf_counter() - since, 0, f"no answer within {timeout_s} s")
-    seconds = time.perf_counter() - since
-    result = reply.get("result")
-    items = result.get(key) if isinstance(result, dict) else result
-    shown = len(items or [])
-    error = reply.get("error")
-    message = str(error.get("message", error)) if isinstance(error, dict) else None
-    return Timed(seconds, shown, message)
+class TraceWriter:
+    """Builds one client's keystrokes, keeping the text of its owned lines."""
+
+    def __init__(self, client: int, lines: list[int], rng: random.Random) -> None:
+        self.client, self.lines, self.rng = client, lines, rng
+        self.content = {line: "0" for line in lines}  # after each line's prefix
+        self.keys: list[Keystroke] = []
+
+    def retype(self, slot: int) -> None:
+        """Replace the expression on owned line `slot` with a new snippet."""
+        line = self.lines[slot]
+        column = units(owned_line(self.client, slot))
+        old = self.content[line]
+        new = self.rng.choice(SNIPPETS)
+        typed = ""
+        if old and self.rng.random() < SELECT_P:  # selected, typed over by its first key
+            self._key(line, column, column + units(old), new[0])
+            typed, old = new[0], ""
+        while old:  # backspace, one character (one or two code units) at a time
+            end = column + units(old)
+            old = old[:-1]
+            self._key(line, column + units(old), end, "")
+        self._type(line, column, typed, new)
+        self.keys[-1].burst_end = True  # the expression is done: a pause
+        self.content[line] = new
+
+    def _type(self, line: int, column: int, typed: str, new: str) -> None:
+        while len(typed) < len(new):
+            at = column + units(typed)
+            if self.rng.random() < TYPO_P:
+                self._key(line, at, at, self.rng.choice("qxz"))
+                self._key(line, at, at + 1, "")
+            rest = new[len(typed) :]
+            word = rest.split(" ")[0]
+            chunk = word if len(word) > 3 and self.rng.random() < WORD_P else rest[0]
+            self._key(line, at, at, chunk)
+            typed += chunk
+
+    def _key(self, line: int, start: int, end: int, text: str) -> None:
+        rng = self.rng
+        chance = rng.random()
+        burst_end = chance < BURST_END_P
+        if chance < THINK_P:
+            pause = rng.uniform(*THINK_S)
+        else:
+            pause = rng.uniform(*PAUSE_S) if burst_end else rng.uniform(*KEY_GAP_S)
+        self.keys.append(Keystroke(line, start, end, text, pause, burst_end))
+
+
+def trace(client: int, lines: list[int], count: int, seed: int) -> list[Keystroke]:
+    """`count` keystrokes of `client` on its owned `lines`, seeded."""
+    writer = TraceWriter(client, lines, random.Random(seed * 1000 + client))
+    slot = 0
+    while len(writer.keys) < count:
+        writer.retype(slot % len(lines))
+        slot += 1
+    keys = writer.keys[:count]
+    keys[-1].burst_end = True
+    return keys
+
+
+class Buffer:
+    """An editor's buffer of one document: its text and version."""
+
+    def __init__(self, text: str, version: int = 1) -> None:
+        self.text, self.version = text, version
+
+    def apply(self, change: dict[str, Any]) -> None:
+        """Apply one incremental content change ({range, text}) and count a version."""
+        rng = change["range"]
+        start, end = offset_of(self.text, rng["start"]), offset_of(self.text, rng["end"])
+        self.text = self.text[:start] + change["text"] + self.text[end:]
+        self.version += 1
+
+
+def replay(text: str, keys: list[Keystroke]) -> str:
+    """The text after `keys` alone (the reference of one client's lines)."""
+    buffer = Buffer(text)
+    for key in keys:
+        buffer.apply(key.change())
+    return buffer.text
+
+
+def expected_text(text: str, owned: dict[int, list[int]], replays: dict[int, str]) -> str:
+    """The file once every client typed its trace: each owned line from its client's
+    replay, the other lines as they were."""
+    lines = text.split("\n")
+    for client, numbers in owned.items():
+        replayed = replays[client].split("\n")
+        for number in numbers:
+            lines[number] = replayed[number]
+    return "\n".join(lines)

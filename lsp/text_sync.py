@@ -93,14 +93,16 @@ class TextSync:
         if self.document(uri) is None:
             logger.debug("session %d: didChange of unopened %s ignored", self.session.id, uri)
             return
-        self.session.hub.predictions.on_document_changed(uri)
         workspace = self._registry.for_uri(uri)
         changes = [to_text_change(c) for c in params.content_changes]
         echoes = self._echoes.get(uri)
         if echoes and echoes[0] == changes:
-            echoes.popleft()  # the echo of a change the shadow already holds
+            # The echo of a change the shadow already holds: the text is the same, so the
+            # predictions in flight (the typist's ghost text) are not stale.
+            echoes.popleft()
             workspace.note_editor_version(uri, self.session.id, version)
             return
+        self.session.hub.predictions.on_document_changed(uri)
         try:
             events = workspace.edit_document(uri, self.session.id, version, changes)
         except DocumentTooLarge as exc:
@@ -147,15 +149,18 @@ class TextSync:
             return
         self.open_uris.discard(uri)
         self._echoes.pop(uri, None)
-        self.session.hub.predictions.on_document_changed(uri)
         try:
             workspace = self._registry.for_uri(uri)
             workspace.close_document(uri, editor=self.session.id)
             document = workspace.document(uri)
         except Exception as exc:
             logger.warning("closing %s: %s", uri, exc)
+            self.session.hub.predictions.on_document_changed(uri)
             return
         if document is None or not document.open:
+            # Nobody shows it now: its predictions are for no one. While another editor
+            # shows it, that editor's ghost text in flight is not stale.
+            self.session.hub.predictions.on_document_changed(uri)
             self._registry.diagnostics.cancel(uri)
 
     async def close_all(self) -> None:

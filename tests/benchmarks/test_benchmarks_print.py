@@ -30,6 +30,12 @@ REDUCED_RUNS = {
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
     "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
     "torture_worker.py": (["--trials", "4"], "shadow_edits_lost"),
+    "torture_clients.py": (["--clients", "2", "--keystrokes", "30"], "lines_wrong"),
+    "torture_soak.py": (
+        # the warm-up's 100 sessions bring the daemon's RSS to its plateau (see the script)
+        ["--seconds", "40", "--warmup-s", "20", "--warmup-churn-s", "0.2", "--churn-s", "5"],
+        "daemon",
+    ),
     "next_edit_eval.py": (["--quick"], "precision"),
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)

@@ -2,7 +2,9 @@
 while an editor is connected and asks for a completion. The request in flight ends (an
 error or no items, never a hang), the session keeps its diagnostics, its lock commands
 and its shadow edits while the worker is down, the editor sees the reload as work-done
-progress, `daemon status` names the crash, and completions come back."""
+progress, `daemon status` names the crash, and completions come back. SIGSTOP it (as
+hung native code looks): the session is served meanwhile, the worker is killed after
+the silence deadline, the request in flight fails with a clear error, a new one serves."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,3 +94,64 @@ def ends_of(client: Any) -> list[types.WorkDoneProgressEnd]:
 def model_edit(uri: str, text: str) -> dict[str, Any]:
     start = {"line": 0, "character": 0}
     return {"changes": {uri: [{"range": {"start": start, "end": start}, "newText": text}]}}
+
+
+SILENCE_DEADLINE_S = 15.0  # WorkerPolicy.silence_deadline_s, the daemon's default
+
+
+async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_survives(
+    lsp_env: LspEnv,
+) -> None:
+    """Hung native code looks from outside like a stopped process: the daemon keeps
+    serving the session meanwhile, kills the worker once it has been silent past the
+    deadline, fails the request in flight with a clear error and starts a new worker."""
+    lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
+    lsp_env.env["SHADOWTAB_THREADS"] = "1"
+    client = await lsp_env.client(PUMP)
+    await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
+    daemon_pid = daemon_status(lsp_env)["pid"]
+    worker_pid = engine_status(lsp_env)["worker"]["pid"]
+    _, uri = lsp_env.file("calc.py", SOURCE)
+    open_doc(client, uri, SOURCE)
+    assert await inline(client, uri, 5, 11), "no completion before the stop"
+
+    os.kill(worker_pid, signal.SIGSTOP)
+    try:
+        # a key no suggestion shown before predicted: neither type-through nor a cache
+        # answers, the model must
+        change_doc(client, uri, 2, "q", (5, 11))
+        in_flight = asyncio.ensure_future(inline(client, uri, 5, 12))
+        # served while the worker is stopped (and still is: not yet killed)
+        assert (await execute(client, "shadowtab.lock.status"))["holder"] == "user"
+        # another file: a keystroke in calc.py would cancel the request in flight
+        _, other = lsp_env.file("other.py", "y = 1\n")
+        open_doc(client, other, "y = 1\n")
+        change_doc(client, other, 2, "x = (\n", (0, 0))  # its own version numbers
+        errors = await eventually(lambda: client.diagnostics.get(other), timeout=SILENCE_DEADLINE_S)
+        assert any(d.severity == types.DiagnosticSeverity.Error for d in errors)
+        assert engine_status(lsp_env)["worker"]["pid"] == worker_pid
+        assert process_state(worker_pid) == "T", "the worker was killed before the deadline"
+
+        with pytest.raises(Exception, match="stopped answering") as failed:
+            await asyncio.wait_for(in_flight, SILENCE_DEADLINE_S + 120)
+        assert not isinstance(failed.value, TimeoutError), "the request hung"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker_pid, signal.SIGKILL)
+
+    await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
+    worker = engine_status(lsp_env)["worker"]
+    assert worker["pid"] != worker_pid and worker["restarts"] == 1
+    assert "stopped answering" in worker["last_crash"]
+    assert daemon_status(lsp_env)["pid"] == daemon_pid  # the same daemon throughout
+    assert (await execute(client, "shadowtab.lock.status"))["holder"] == "user"
+    assert await inline(client, uri, 5, 12), "no completion after the restart"
+
+
+def process_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (T: stopped; absent: reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return "absent"
+    return stat.rsplit(")", 1)[1].split()[0]
