@@ -53,6 +53,8 @@ class Settings:
     # "default" (llama.cpp: the packaged LoRA adapter), "none", or a path: a GGUF LoRA file
     # (llama.cpp) or a peft directory (torch)
     adapter: str = "default"
+    # openai: the prompt format of the adapter the server applies (None: none declared)
+    adapter_format: str | None = None
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
@@ -80,6 +82,7 @@ class Settings:
             api_key=self.api_key,
             timeout_s=self.timeout_s,
             adapter=self.adapter,
+            adapter_format=self.adapter_format,
             adapter_formats=tuple(FORMATS),
             process=self.engine_process,
         )
@@ -126,6 +129,7 @@ class Settings:
             "api_key": "set" if self.api_key else None,  # the key itself never
             "timeout_s": self.timeout_s,
             "adapter": self.adapter,
+            "adapter_format": self.adapter_format,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
             "max_document_mb": self.max_document_mb,
@@ -224,6 +228,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         api_key=engine.get("api_key", defaults.api_key),
         timeout_s=engine.get("timeout_s", defaults.timeout_s),
         adapter=_adapter(engine, defaults.adapter),
+        adapter_format=engine.get("adapter_format", defaults.adapter_format),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),

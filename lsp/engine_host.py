@@ -151,7 +151,8 @@ class EngineHost:
             "device": described.get("device") or _device_setting(options),
             "model": described.get("model") or _model_setting(options),
             "adapter": described.get("adapter") or options.adapter_path,
-            "adapter_error": described.get("adapter_error"),  # llama.cpp: why not in use
+            "adapter_error": described.get("adapter_error"),  # why it is not in use
+            "adapter_format": described.get("adapter_format"),  # the prompt format it names
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
         }

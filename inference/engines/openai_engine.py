@@ -15,7 +15,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ from .api import (
 )
 from .llama_cpp.scheduling import CancelFlag
 from .llama_cpp.text_output import Emit, stream_in_thread
+from .openai_adapter import ServerAdapter, describe, model_card
 from .openai_answer import Answer, AnswerBuilder, as_completion
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
@@ -52,7 +53,16 @@ class OpenAIEngine:
     """See docs/CONTRACTS.md. The constructor checks the server and the model (GET /models)
     and raises ModelLoadError naming the setting to change."""
 
-    def __init__(self, options: ServerOptions, n_ctx: int = 4096) -> None:
+    def __init__(
+        self,
+        options: ServerOptions,
+        n_ctx: int = 4096,
+        adapter: str = "default",
+        adapter_format: str | None = None,
+        adapter_formats: Collection[str] | None = None,
+    ) -> None:
+        """`adapter` (engine.adapter) and `adapter_format` (engine.adapter_format): the
+        server applies any adapter; see openai_adapter.py for what stats() report."""
         if not options.base_url.startswith(("http://", "https://")):
             raise ModelLoadError(
                 f"engine.base_url must be an http(s) URL ending in /v1, got {options.base_url!r}"
@@ -67,12 +77,18 @@ class OpenAIEngine:
         self._totals = UsageTotals()
         self._tokenize_route: tuple[str, str] | None = None
         self._state = "loading"
+        self.adapter_setting = adapter or "default"
         try:
-            self.model = check_model(self._client.get_json("models"), options.model, self.url)
+            models = self._client.get_json("models")
+            self.model = check_model(models, options.model, self.url)
         except ServerError as exc:
             self._client.close()
             self._state = "failed"
             raise ModelLoadError(str(exc)) from None
+        self.adapter: ServerAdapter = describe(
+            self.adapter_setting, adapter_format, self.model, model_card(models, self.model),
+            adapter_formats,
+        )  # fmt: skip
         self._state = "ready"
 
     @property
@@ -170,6 +186,10 @@ class OpenAIEngine:
             "base_url": self.url,
             "model": self.model if self._state == "ready" else self.options.model,
             "api_key": "set" if self.options.api_key else None,
+            "adapter": self.adapter.adapter,
+            "adapter_setting": self.adapter_setting,
+            "adapter_error": self.adapter.adapter_error,
+            "adapter_format": self.adapter.adapter_format,
             "n_ctx": self.n_ctx,
             "cache": None,
             "logprobs": self.options.logprobs and "logprobs" not in self._refused,

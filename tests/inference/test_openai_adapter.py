@@ -1,0 +1,105 @@
+"""The packaged adapter on a server: llama-cpp-python's server started here with
+`--lora_path` gives, through OpenAIEngine, the answers LlamaCppEngine gives with the same
+adapter (greedy, same Q4_1 file), not the base server's; `engine.adapter_format`
+declares the served adapter's prompt format, so stats() and the predictor's "auto"
+format agree with the local engines; a local adapter path is named as unusable there."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from adapter_prompts import copy_prompt, typing_prompt
+from inference_samples import CLASS, FIB
+from server_helpers import llama_cpp_server
+from shadowtab.inference import LlamaCppEngine, default_model_path
+from shadowtab.inference.engines.adapter_files import packaged_adapter
+from shadowtab.inference.engines.openai_adapter import describe
+from shadowtab.inference.next_edit.formats import FORMATS
+
+if TYPE_CHECKING:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+
+TOKENS = 24
+
+
+@pytest.fixture(scope="module")
+def adapter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("sse_starlette", reason="pip install 'shadowtab[server]'")
+    adapter = packaged_adapter()
+    if adapter is None:
+        pytest.skip("this checkout has no packaged adapter")
+    log = tmp_path_factory.mktemp("llama-server-lora") / "server.log"
+    with llama_cpp_server(default_model_path(), log, ["--lora_path", str(adapter)]) as url:
+        yield url
+
+
+def served(url: str, **adapter: str) -> OpenAIEngine:
+    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.openai_http import ServerOptions
+
+    return OpenAIEngine(
+        ServerOptions(base_url=url, timeout_s=120), n_ctx=2048, adapter_formats=tuple(FORMATS),
+        **adapter,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tuned_server(adapter_server: str) -> Iterator[OpenAIEngine]:
+    engine = served(adapter_server, adapter_format="shadowtab")
+    yield engine
+    engine.close()
+
+
+def prompts() -> list[str]:
+    return [typing_prompt()[0].prompt, copy_prompt()[0].prompt, FIB, CLASS]
+
+
+def test_the_server_gives_the_adapters_answers(
+    tuned_server: OpenAIEngine, engine: LlamaCppEngine, openai_engine: OpenAIEngine
+) -> None:
+    assert engine.stats()["adapter"] == str(packaged_adapter())  # the local reference
+    differs = 0
+    for prompt in prompts():
+        local = engine.rewrite(prompt, "x", TOKENS, speculative=False).texts[0]
+        assert tuned_server.complete(prompt, TOKENS).texts[0] == local
+        differs += openai_engine.complete(prompt, TOKENS).texts[0] != local  # base server
+    assert differs >= 2  # the server applies the adapter: the base server answers otherwise
+
+
+def test_stats_say_what_the_server_applies(tuned_server: OpenAIEngine) -> None:
+    from shadowtab.inference.next_edit.predictor import EnginePredictor
+
+    stats = tuned_server.stats()
+    assert stats["adapter_format"] == "shadowtab" and stats["adapter_error"] is None
+    assert "engine.adapter_format" in stats["adapter"] and "server" in stats["adapter"]
+    assert EnginePredictor(lambda: tuned_server).model.format.name == "shadowtab"
+
+
+def test_a_local_adapter_path_is_named_and_the_server_model_serves(adapter_server: str) -> None:
+    engine = served(adapter_server, adapter=str(packaged_adapter()))
+    try:
+        stats = engine.stats()
+        assert stats["state"] == "ready" and stats["adapter"] is None
+        assert stats["adapter_format"] is None
+        assert "engine.adapter" in stats["adapter_error"]
+        assert "export-peft" in stats["adapter_error"]
+        assert engine.complete(FIB, 4).texts[0]
+    finally:
+        engine.close()
+
+
+def test_a_vllm_lora_module_is_reported_as_one() -> None:
+    """vLLM lists a --lora-modules adapter with its base as `parent`."""
+    card = {"id": "next-edit", "object": "model", "parent": "smollm2", "root": "/srv/next-edit"}
+    plain = describe("default", None, "next-edit", card, FORMATS)
+    assert plain.adapter is not None and "LoRA adapter on smollm2" in plain.adapter
+    assert plain.adapter_format is None and plain.adapter_error is None
+    declared = describe("default", "shadowtab", "next-edit", card, FORMATS)
+    assert declared.adapter_format == "shadowtab"
+    unknown = describe("default", "odd", "next-edit", card, FORMATS)
+    assert unknown.adapter_format is None
+    assert unknown.adapter_error is not None and "engine.adapter_format" in unknown.adapter_error
+    base = describe("none", None, "smollm2", {"id": "smollm2", "parent": None}, FORMATS)
+    assert (base.adapter, base.adapter_format, base.adapter_error) == (None, None, None)
