@@ -39,7 +39,8 @@ from .openai_usage import UsageTotals, stats_from_usage
 
 API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8
-OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs")  # if refused
+# dropped for good when a server refuses one (an HTTP 400 naming it)
+OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs", "repeat_penalty")
 POLL_S = 0.02
 T = TypeVar("T")
 
@@ -225,6 +226,9 @@ class OpenAIEngine:
             "stream": True,
             "stream_options": {"include_usage": True},
             "cache_prompt": True,  # llama.cpp server: reuse the longest cached prefix
+            # llama-cpp-python's server penalizes repeats by default (1.1) even at
+            # temperature 0: its answers were not greedy (a rewrite repeats the window)
+            "repeat_penalty": 1.0,
         }
         stops = tuple(s for s in stop if s)
         if stops and self._server_reports_stop:  # else matched here only: see openai_answer

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from shadowtab.inference.engines.openai_engine import OpenAIEngine
 
 TOKENS = 24
+NEAR_TIE_GAP = 0.25  # see test_the_server_gives_the_adapters_answers
 
 
 @pytest.fixture(scope="module")
@@ -52,20 +53,32 @@ def tuned_server(adapter_server: str) -> Iterator[OpenAIEngine]:
     engine.close()
 
 
-def prompts() -> list[str]:
-    return [typing_prompt()[0].prompt, copy_prompt()[0].prompt, FIB, CLASS]
+def first_difference(a: str, b: str) -> int | None:
+    if a == b:
+        return None
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def test_the_server_gives_the_adapters_answers(
     tuned_server: OpenAIEngine, engine: LlamaCppEngine, openai_engine: OpenAIEngine
 ) -> None:
+    """Exact on the next-edit prompts; on plain code, the same up to a near tie: the
+    server prefills the prompt in one batch, the engine in chunks, and with the float32
+    LoRA tensors that moves logits by up to ~0.2 (gaps 0.001-0.165 measured where the
+    answers parted; the base model without the adapter matched on every prompt)."""
     assert engine.stats()["adapter"] == str(packaged_adapter())  # the local reference
-    differs = 0
-    for prompt in prompts():
+    for prompt in (typing_prompt()[0].prompt, copy_prompt()[0].prompt):
         local = engine.rewrite(prompt, "x", TOKENS, speculative=False).texts[0]
         assert tuned_server.complete(prompt, TOKENS).texts[0] == local
-        differs += openai_engine.complete(prompt, TOKENS).texts[0] != local  # base server
-    assert differs >= 2  # the server applies the adapter: the base server answers otherwise
+        assert openai_engine.complete(prompt, TOKENS).texts[0] != local  # the base server
+    for prompt in (FIB, CLASS):
+        local = engine.rewrite(prompt, "x", TOKENS, speculative=False)
+        served = tuned_server.complete(prompt, TOKENS).texts[0]
+        at = first_difference(local.texts[0], served)
+        if at is not None:
+            ends = local.text_offsets[0]
+            token = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
+            assert local.margins[token] < NEAR_TIE_GAP, (token, local.texts[0], served)
 
 
 def test_stats_say_what_the_server_applies(tuned_server: OpenAIEngine) -> None:
