@@ -80,7 +80,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         models, tokenizer = load_variants(args.data_dir or Path(scratch))
         ids = tokenizer(SOURCE[:chars]).input_ids
-        times: dict[str, dict[str, list[float]]] = {n: {"prefill": [], "decode": []} for n in models}
+        times: dict[str, dict[str, list[float]]] = {
+            n: {"prefill": [], "decode": []} for n in models
+        }
         outputs: dict[str, list[int]] = {}
         for round_index in range(rounds + 1):
             for name, model in models.items():  # interleaved: the machine's load hits all
@@ -90,8 +92,13 @@ def main() -> int:
                 times[name]["prefill"].append(len(ids) / prefill)
                 times[name]["decode"].append((steps - 1) / decoding)
                 outputs[name] = tokens
-    line: dict[str, Any] = {"benchmark": "torch_adapter", "quick": args.quick,
-                            "prompt_tokens": len(ids), "decode_steps": steps, "rounds": rounds}  # fmt: skip
+    line: dict[str, Any] = {
+        "benchmark": "torch_adapter",
+        "quick": args.quick,
+        "prompt_tokens": len(ids),
+        "decode_steps": steps,
+        "rounds": rounds,
+    }
     for name, figures in times.items():
         line[f"{name}_decode_tok_s"] = round(statistics.median(figures["decode"]), 1)
         line[f"{name}_prefill_tok_s"] = round(statistics.median(figures["prefill"]), 1)

@@ -93,7 +93,8 @@ def read_gguf_lora(path: Path, n_head: int, n_head_kv: int) -> GgufLora:
             try:
                 b = unpermute_rows(b, heads[kind])
             except ValueError as exc:
-                raise fail(path, f"does not fit the base model (blk.{layer}.{kind}: {exc})")
+                why = f"does not fit the base model (blk.{layer}.{kind}: {exc})"
+                raise fail(path, why) from None
         lora.pairs[f"model.layers.{layer}.{HF_MODULES[kind]}"] = LoraPair(a, b)
     lora.rank = _rank(lora, path)
     return lora

@@ -68,7 +68,8 @@ def lora_config(lora: GgufLora, base_model: str | None = None) -> Any:
     alpha = int(lora.alpha) if float(lora.alpha).is_integer() else lora.alpha
     return LoraConfig(
         r=lora.rank,
-        lora_alpha=alpha,
+        # peft types it int but scales by lora_alpha / r: a fractional alpha keeps its value
+        lora_alpha=alpha,  # type: ignore[arg-type]
         target_modules=lora.target_modules,
         lora_dropout=0.0,
         bias="none",
@@ -154,7 +155,9 @@ def _attach_peft_dir(model: Any, path: Path, formats: Collection[str] | None) ->
     try:
         merged = PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     except (ValueError, KeyError, RuntimeError, OSError, TypeError) as exc:
-        raise AdapterApplyError(f"{SETTING} = {str(path)!r} does not fit the model: {exc}") from None
+        raise AdapterApplyError(
+            f"{SETTING} = {str(path)!r} does not fit the model: {exc}"
+        ) from None
     return AttachedAdapter(merged, path, prompt_format)
 
 

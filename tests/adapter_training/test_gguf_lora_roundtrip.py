@@ -16,6 +16,7 @@ N_HEAD, N_HEAD_KV = 9, 3  # SmolLM2-135M, as training/export.py assumes
 
 def test_export_then_read_gives_back_the_same_tensors(tmp_path: Path) -> None:
     from shadowtab.inference.engines.gguf_lora import read_gguf_lora
+
     from training.export import write_adapter
 
     adapter = random_adapter(RANK, range(3), scale=1.0, seed=3)
@@ -36,6 +37,7 @@ def test_export_then_read_gives_back_the_same_tensors(tmp_path: Path) -> None:
 def test_the_file_holds_q_and_k_permuted(tmp_path: Path) -> None:
     """So the exact round trip above needs the reader to undo the permutation."""
     import gguf
+
     from training.export import write_adapter
 
     adapter = random_adapter(RANK, range(1), scale=1.0, seed=4)

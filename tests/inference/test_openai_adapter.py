@@ -42,7 +42,7 @@ def served(url: str, **adapter: str) -> OpenAIEngine:
 
     return OpenAIEngine(
         ServerOptions(base_url=url, timeout_s=120), n_ctx=2048, adapter_formats=tuple(FORMATS),
-        **adapter,  # type: ignore[arg-type]
+        **adapter,
     )  # fmt: skip
 
 
@@ -56,7 +56,9 @@ def tuned_server(adapter_server: str) -> Iterator[OpenAIEngine]:
 def first_difference(a: str, b: str) -> int | None:
     if a == b:
         return None
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def test_the_server_gives_the_adapters_answers(
@@ -72,13 +74,13 @@ def test_the_server_gives_the_adapters_answers(
         assert tuned_server.complete(prompt, TOKENS).texts[0] == local
         assert openai_engine.complete(prompt, TOKENS).texts[0] != local  # the base server
     for prompt in (FIB, CLASS):
-        local = engine.rewrite(prompt, "x", TOKENS, speculative=False)
+        greedy = engine.rewrite(prompt, "x", TOKENS, speculative=False)
         served = tuned_server.complete(prompt, TOKENS).texts[0]
-        at = first_difference(local.texts[0], served)
+        at = first_difference(greedy.texts[0], served)
         if at is not None:
-            ends = local.text_offsets[0]
+            ends = greedy.text_offsets[0]
             token = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
-            assert local.margins[token] < NEAR_TIE_GAP, (token, local.texts[0], served)
+            assert greedy.margins[token] < NEAR_TIE_GAP, (token, greedy.texts[0], served)
 
 
 def test_stats_say_what_the_server_applies(tuned_server: OpenAIEngine) -> None:

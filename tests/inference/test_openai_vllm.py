@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from adapter_prompts import copy_prompt, similarity, typing_prompt
 from inference_samples import FIB, long_code
 from server_helpers import free_port, wait_for_models
-from adapter_prompts import copy_prompt, similarity, typing_prompt
 from shadowtab.daemon.cli import main as cli_main
 from shadowtab.inference import Cancelled
 
@@ -108,7 +108,9 @@ def test_vllm_serves_the_packaged_adapter(vllm_url: str, torch_engine: TorchEngi
         assert "LoRA adapter on smollm2" in tuned.stats()["adapter"]
         assert tuned.stats()["adapter_format"] == "shadowtab"
         for rendered, stop in (typing_prompt(), copy_prompt()):
-            ours = torch_engine.rewrite(rendered.prompt, "x", 24, stop=list(stop), speculative=False)
+            ours = torch_engine.rewrite(
+                rendered.prompt, "x", 24, stop=list(stop), speculative=False
+            )
             served = tuned.complete(rendered.prompt, 24, stop=list(stop)).texts[0]
             print(f"vLLM LoRA ~ torch adapter: {similarity(served, ours.texts[0]):.3f}")
             assert similarity(served, ours.texts[0]) >= 0.9, (served, ours.texts[0])

@@ -57,7 +57,10 @@ def peft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def greedy(
-    engine: TorchEngine | LlamaCppEngine, prompt: str, stop: tuple[str, ...] = (), tokens: int = TOKENS
+    engine: TorchEngine | LlamaCppEngine,
+    prompt: str,
+    stop: tuple[str, ...] = (),
+    tokens: int = TOKENS,
 ) -> Any:
     return engine.rewrite(prompt, "x", tokens, stop=list(stop), speculative=False)
 
@@ -106,7 +109,9 @@ def test_copying_a_window_close_to_llama_cpp(
     across, copied = similarity(on_torch, on_llama), similarity(on_torch, rendered.draft)
     print(f"copy window: torch~llama.cpp {across:.3f}, torch~draft {copied:.3f}")
     assert across >= COPY_SIMILARITY, (across, on_torch, on_llama)
-    base_copy = similarity(greedy(base_engine, rendered.prompt, stop, room).texts[0], rendered.draft)
+    base_copy = similarity(
+        greedy(base_engine, rendered.prompt, stop, room).texts[0], rendered.draft
+    )
     assert copied > base_copy  # the adapter copies the window; the base model does not
 
 
@@ -121,9 +126,10 @@ def test_the_exported_peft_directory(peft_dir: Path, torch_engine: TorchEngine) 
     try:
         assert served.stats()["adapter_format"] == "shadowtab"  # from shadowtab-adapter.json
         rendered, _ = typing_prompt()
-        assert greedy(served, rendered.prompt).token_ids == greedy(
-            torch_engine, rendered.prompt
-        ).token_ids
+        assert (
+            greedy(served, rendered.prompt).token_ids
+            == greedy(torch_engine, rendered.prompt).token_ids
+        )
     finally:
         served.close()
 
@@ -148,9 +154,10 @@ def test_a_bad_adapter_is_named_and_the_base_model_serves(
         assert "engine.adapter" in stats["adapter_error"] and str(path) in stats["adapter_error"]
         assert "base model" in stats["adapter_error"]
         rendered, _ = typing_prompt()
-        assert greedy(served, rendered.prompt).token_ids == greedy(
-            base_engine, rendered.prompt
-        ).token_ids
+        assert (
+            greedy(served, rendered.prompt).token_ids
+            == greedy(base_engine, rendered.prompt).token_ids
+        )
     finally:
         served.close()
 
@@ -163,9 +170,10 @@ def test_a_random_gguf_adapter_changes_the_output(
     try:
         assert served.stats()["adapter"] == str(path)
         rendered, _ = typing_prompt()
-        assert greedy(served, rendered.prompt).token_ids != greedy(
-            base_engine, rendered.prompt
-        ).token_ids
+        assert (
+            greedy(served, rendered.prompt).token_ids
+            != greedy(base_engine, rendered.prompt).token_ids
+        )
     finally:
         served.close()
 

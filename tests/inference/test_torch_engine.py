@@ -73,8 +73,8 @@ def test_lora_adapter_through_peft(torch_engine: TorchEngine, tmp_path: Path) ->
         assert tuned.stats()["adapter"] == str(tmp_path / "adapter")
         assert tuned.stats()["adapter_format"] is None  # a plain peft directory names none
         assert plain.stats()["adapter"] is None  # "default" on a configured model: none
-        base = plain.rewrite(FIB, "x", 8, speculative=False)
-        assert tuned.rewrite(FIB, "x", 8, speculative=False).token_ids != base.token_ids
+        untuned = plain.rewrite(FIB, "x", 8, speculative=False)
+        assert tuned.rewrite(FIB, "x", 8, speculative=False).token_ids != untuned.token_ids
     finally:
         tuned.close()
         plain.close()
