@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from .adapter_files import AdapterError, resolve
-from .llama_cpp.engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
 from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.runtime import LlamaRuntime
+from .local_engine import MB, RESIDENT_PREFIXES, LocalEngine
 from .torch_lora import AdapterApplyError, attach
 from .torch_model import load_model
 from .torch_runtime import TorchRuntime
@@ -28,8 +28,11 @@ from .torch_threads import choose_threads
 logger = logging.getLogger(__name__)
 
 
-class TorchEngine(LlamaCppEngine):
-    """The request handling is LlamaCppEngine's; loading and the runtime are torch's."""
+class TorchEngine(LocalEngine):
+    """The request handling is LocalEngine's (shared with LlamaCppEngine); loading and
+    the runtime are torch's."""
+
+    kind = "torch"
 
     def __init__(
         self,
@@ -49,15 +52,7 @@ class TorchEngine(LlamaCppEngine):
         (the packaged GGUF LoRA, on the packaged model), "none", a GGUF LoRA file or a
         peft adapter directory; `adapter_formats` as for LlamaCppEngine."""
         super().__init__(
-            model_path,
-            n_ctx,
-            n_threads,
-            kv_cache_mb,
-            load=False,
-            data_dir=data_dir,
-            requantize_to=None,
-            adapter=adapter,
-            adapter_formats=adapter_formats,
+            model_path, n_ctx, n_threads, kv_cache_mb, data_dir, adapter, adapter_formats
         )
         self.device = device
         self._threads_setting = n_threads  # None: measured at load (torch_threads.py)
@@ -106,7 +101,6 @@ class TorchEngine(LlamaCppEngine):
     def stats(self) -> dict[str, Any]:
         return {
             **super().stats(),
-            "engine": "torch",
             "device": self.device,
             "thread_probe_ms": {n: round(t * 1000, 1) for n, t in self.thread_probe_s.items()},
         }
