@@ -2,10 +2,11 @@
 next-edit adapter, read by gguf_lora.py) or a peft adapter directory; and the GGUF LoRA
 written as a peft directory (for vLLM's --lora-modules and for peft itself).
 
-The adapter is merged into the weights: the same greedy output as the peft model, and
-no per-token adapter cost (measured in torch_engine's stats note: see README). An adapter
-that does not fit raises AdapterError before the model is touched where it can be
-checked first (shapes, names); AdapterApplyError says the model may be half-changed."""
+The adapter is merged into the weights: the same greedy output as the peft model (the
+tests compare them), and no per-token adapter cost: benchmarks/torch_adapter.py measures
+the two side by side (README, "Engines"). An adapter that does not fit raises
+AdapterError before the model is touched where it can be checked first (shapes, names);
+AdapterApplyError says the model may be half-changed (the engine reloads the base)."""
 
 from __future__ import annotations
 
