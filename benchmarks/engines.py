@@ -5,8 +5,12 @@ tokens served from a cache across a typing trace (for a server: what the server 
 
 The OpenAI-compatible engine talks to --base-url when given (a vLLM deployment, say),
 else to llama-cpp-python's own server on the packaged model, started here on loopback.
+`--adapters default,none`: a line per engine and adapter setting ("default": the
+packaged next-edit adapter on every engine, the started server loading it with
+--lora_path; "none": the base model; a path: that adapter).
 
     python benchmarks/engines.py [--quick] [--engines llama.cpp,torch,openai] [--base-url URL]
+        [--adapters default,none]
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ def measure(kind: str, engine: Engine, sizes: Sizes) -> dict[str, Any]:
         "engine": kind,
         "device": stats.get("device"),
         "model": Path(str(stats.get("model"))).name,
+        "adapter": Path(str(stats["adapter"])).name if stats.get("adapter") else None,
+        "adapter_format": stats.get("adapter_format"),
         "greedy_tok_s": round(greedy, 1),
         "prefill_tok_s": round(prefill, 1),
         "speculative_speedup_p09": round(speedup, 2),
@@ -125,12 +131,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_cpp_server() -> Iterator[str]:
-    """llama-cpp-python's server on the packaged model, on loopback, stopped after."""
+def llama_cpp_server(adapter: Path | None) -> Iterator[str]:
+    """llama-cpp-python's server on the packaged model (with `adapter` as its LoRA), on
+    loopback, stopped after."""
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+        *(["--lora_path", str(adapter)] if adapter else []),
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
@@ -148,28 +156,42 @@ def llama_cpp_server() -> Iterator[str]:
         process.wait(10)
 
 
-def build(kind: str, data_dir: Path, base_url: str | None) -> Callable[[], Engine]:
+def build(kind: str, data_dir: Path, base_url: str | None, adapter: str) -> Callable[[], Engine]:
     if kind == "llama.cpp":
         from shadowtab.inference import LlamaCppEngine
 
-        return lambda: LlamaCppEngine(n_ctx=4096, kv_cache_mb=128, data_dir=data_dir)
+        return lambda: LlamaCppEngine(
+            n_ctx=4096, kv_cache_mb=128, data_dir=data_dir, adapter=adapter
+        )
     if kind == "torch":
         from shadowtab.inference.engines.torch_engine import TorchEngine
 
-        return lambda: TorchEngine(n_ctx=4096, kv_cache_mb=128, data_dir=data_dir)
+        return lambda: TorchEngine(n_ctx=4096, kv_cache_mb=128, data_dir=data_dir, adapter=adapter)
     from shadowtab.inference.engines.openai_engine import OpenAIEngine
     from shadowtab.inference.engines.openai_http import ServerOptions
 
-    return lambda: OpenAIEngine(ServerOptions(base_url=str(base_url), timeout_s=300))
+    # the server applies the adapter; its format is declared as a team would declare it
+    served_format = None if adapter == "none" else "shadowtab"
+    return lambda: OpenAIEngine(
+        ServerOptions(base_url=str(base_url), timeout_s=300), adapter_format=served_format
+    )
 
 
-def run_one(kind: str, sizes: Sizes, data_dir: Path, base_url: str | None) -> dict[str, Any]:
+def server_adapter(adapter: str) -> Path | None:
+    from shadowtab.inference.engines.adapter_files import resolve
+
+    return resolve(adapter, custom_model=False).path
+
+
+def run_one(
+    kind: str, sizes: Sizes, data_dir: Path, base_url: str | None, adapter: str
+) -> dict[str, Any]:
     if kind == "torch" and importlib.util.find_spec("torch") is None:
         return {"engine": kind, "skipped": "the torch extra is not installed"}
     if kind == "openai" and base_url is None:
-        with llama_cpp_server() as url:
-            return run_one(kind, sizes, data_dir, url)
-    engine = build(kind, data_dir, base_url)()
+        with llama_cpp_server(server_adapter(adapter)) as url:
+            return run_one(kind, sizes, data_dir, url, adapter)
+    engine = build(kind, data_dir, base_url, adapter)()
     try:
         line = measure(kind, engine, sizes)
     finally:
@@ -185,12 +207,17 @@ def main() -> int:
     parser.add_argument("--engines", default="llama.cpp,torch,openai")
     parser.add_argument("--base-url", help="an OpenAI-compatible server (default: start one)")
     parser.add_argument("--data-dir", type=Path, help="where converted models are cached")
+    parser.add_argument(
+        "--adapters", default="default", help='engine.adapter values, e.g. "default,none"'
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     with tempfile.TemporaryDirectory() as scratch:
         data_dir = args.data_dir or Path(scratch)
-        for kind in args.engines.split(","):
-            print(json.dumps(run_one(kind.strip(), sizes, data_dir, args.base_url)), flush=True)
+        for adapter in args.adapters.split(","):
+            for kind in args.engines.split(","):
+                line = run_one(kind.strip(), sizes, data_dir, args.base_url, adapter.strip())
+                print(json.dumps(line), flush=True)
     return 0
 
 

@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = (
     "shadowtab.daemon.cli_lock",
     "shadowtab.daemon.cli_predict",
     "shadowtab.daemon.cli_demo",
+    "shadowtab.daemon.cli_adapter",
 )
 
 EPILOG = "exit codes: 0 ok, 1 failure, 2 usage error or daemon not running"

@@ -162,6 +162,8 @@ def _engine_line(engine: dict[str, Any]) -> str:
 
 def _adapter_line(engine: dict[str, Any]) -> str:
     line = str(engine.get("adapter") or "none (base model only)")
+    if engine.get("adapter_format"):
+        line += f", prompt format {engine['adapter_format']}"
     if engine.get("adapter_error"):
         line += f" ({engine['adapter_error']})"
     return line

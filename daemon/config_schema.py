@@ -110,6 +110,13 @@ def _next_edit_format(value: Any) -> str | None:
     return None
 
 
+def _adapter_format(value: Any) -> str | None:
+    named = NEXT_EDIT_FORMATS[1:]  # "auto" is the predictor's, not an adapter's
+    if value not in named:
+        return f"expected one of {', '.join(map(repr, named))}, got {_describe(value)}"
+    return None
+
+
 def _probability(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         return f"expected a number from 0 to 1, got {_describe(value)}"
@@ -139,7 +146,8 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "api_key": _secret,  # openai; or SHADOWTAB_OPENAI_API_KEY / OPENAI_API_KEY
         "timeout_s": _positive_number,  # openai
         "adapter": _string,  # "default" | "none" | a GGUF LoRA file or a peft directory
-        "weights": _weights,  # llama.cpp, the packaged model: its weights converted to
+        "weights": _weights,  # llama.cpp, the packaged model: the type it is converted to
+        "adapter_format": _adapter_format,  # openai: the served adapter's prompt format
     },
     "debounce": {
         "lint_ms": _integer(0),
@@ -190,6 +198,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_OPENAI_API_KEY": EnvKey("engine", "api_key", str),
     "SHADOWTAB_ADAPTER": EnvKey("engine", "adapter", str),
     "SHADOWTAB_WEIGHTS": EnvKey("engine", "weights", str),
+    "SHADOWTAB_ADAPTER_FORMAT": EnvKey("engine", "adapter_format", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
     "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),

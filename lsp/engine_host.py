@@ -153,7 +153,8 @@ class EngineHost:
             "weights": described.get("weights"),  # llama.cpp: what the weights became
             "threads": described.get("threads_now"),  # llama.cpp: in use, fewer under load
             "adapter": described.get("adapter") or options.adapter_path,
-            "adapter_error": described.get("adapter_error"),  # llama.cpp: why not in use
+            "adapter_error": described.get("adapter_error"),  # why it is not in use
+            "adapter_format": described.get("adapter_format"),  # the prompt format it names
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
         }

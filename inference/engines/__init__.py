@@ -57,6 +57,7 @@ def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] |
         data_dir=options.data_dir,
         device=options.device,
         adapter=options.adapter,
+        adapter_formats=options.adapter_formats,
     )
 
 
@@ -72,4 +73,10 @@ def _openai_engine(options: EngineOptions) -> Engine:
         api_key=options.api_key,
         timeout_s=options.timeout_s,
     )
-    return OpenAIEngine(server, n_ctx=options.n_ctx)
+    return OpenAIEngine(
+        server,
+        n_ctx=options.n_ctx,
+        adapter=options.adapter,
+        adapter_format=options.adapter_format,
+        adapter_formats=options.adapter_formats,
+    )

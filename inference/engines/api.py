@@ -82,13 +82,16 @@ class EngineOptions:
     server_model: str | None = None  # openai: the model name; None: the server's first
     api_key: str | None = field(default=None, repr=False)  # openai; else from the env
     timeout_s: float = 30.0  # openai: longest wait for the server's next byte
-    # engine.adapter, for every local engine: "none", a path (llama.cpp: a GGUF LoRA file;
-    # torch: a peft adapter directory), or "default" (llama.cpp: the packaged adapter on
-    # the packaged model; torch: none, the packaged adapter is a GGUF LoRA)
+    # engine.adapter, for every local engine: "none", a path (a GGUF LoRA file; torch also
+    # takes a peft adapter directory), or "default" (the packaged adapter, on the packaged
+    # model). openai: the server applies its adapter; a local path is refused (stats say)
     adapter: str = "default"
     # engine.weights (llama.cpp, the packaged model only): the type its weights are
     # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), or "as-is"
     weights: str = "q8_0"
+    # engine.adapter_format (openai): the prompt format of the adapter the server applies
+    # to its model; stats() report it and the predictor's format "auto" renders it
+    adapter_format: str | None = None
     # The prompt formats the predictor can render: an adapter trained on another is
     # refused (None: no check).
     adapter_formats: tuple[str, ...] | None = None

@@ -15,7 +15,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,13 +32,15 @@ from .api import (
 )
 from .llama_cpp.scheduling import CancelFlag
 from .llama_cpp.text_output import Emit, stream_in_thread
+from .openai_adapter import ServerAdapter, describe, model_card
 from .openai_answer import Answer, AnswerBuilder, as_completion
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
 
 API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8
-OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs")  # if refused
+# dropped for good when a server refuses one (an HTTP 400 naming it)
+OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs", "repeat_penalty")
 POLL_S = 0.02
 T = TypeVar("T")
 
@@ -52,7 +54,16 @@ class OpenAIEngine:
     """See docs/CONTRACTS.md. The constructor checks the server and the model (GET /models)
     and raises ModelLoadError naming the setting to change."""
 
-    def __init__(self, options: ServerOptions, n_ctx: int = 4096) -> None:
+    def __init__(
+        self,
+        options: ServerOptions,
+        n_ctx: int = 4096,
+        adapter: str = "default",
+        adapter_format: str | None = None,
+        adapter_formats: Collection[str] | None = None,
+    ) -> None:
+        """`adapter` (engine.adapter) and `adapter_format` (engine.adapter_format): the
+        server applies any adapter; see openai_adapter.py for what stats() report."""
         if not options.base_url.startswith(("http://", "https://")):
             raise ModelLoadError(
                 f"engine.base_url must be an http(s) URL ending in /v1, got {options.base_url!r}"
@@ -67,12 +78,18 @@ class OpenAIEngine:
         self._totals = UsageTotals()
         self._tokenize_route: tuple[str, str] | None = None
         self._state = "loading"
+        self.adapter_setting = adapter or "default"
         try:
-            self.model = check_model(self._client.get_json("models"), options.model, self.url)
+            models = self._client.get_json("models")
+            self.model = check_model(models, options.model, self.url)
         except ServerError as exc:
             self._client.close()
             self._state = "failed"
             raise ModelLoadError(str(exc)) from None
+        self.adapter: ServerAdapter = describe(
+            self.adapter_setting, adapter_format, self.model, model_card(models, self.model),
+            adapter_formats,
+        )  # fmt: skip
         self._state = "ready"
 
     @property
@@ -170,6 +187,10 @@ class OpenAIEngine:
             "base_url": self.url,
             "model": self.model if self._state == "ready" else self.options.model,
             "api_key": "set" if self.options.api_key else None,
+            "adapter": self.adapter.adapter,
+            "adapter_setting": self.adapter_setting,
+            "adapter_error": self.adapter.adapter_error,
+            "adapter_format": self.adapter.adapter_format,
             "n_ctx": self.n_ctx,
             "cache": None,
             "logprobs": self.options.logprobs and "logprobs" not in self._refused,
@@ -205,6 +226,9 @@ class OpenAIEngine:
             "stream": True,
             "stream_options": {"include_usage": True},
             "cache_prompt": True,  # llama.cpp server: reuse the longest cached prefix
+            # llama-cpp-python's server penalizes repeats by default (1.1) even at
+            # temperature 0: its answers were not greedy (a rewrite repeats the window)
+            "repeat_penalty": 1.0,
         }
         stops = tuple(s for s in stop if s)
         if stops and self._server_reports_stop:  # else matched here only: see openai_answer

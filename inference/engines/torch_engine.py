@@ -4,24 +4,35 @@ adapter through peft. The llama.cpp engine's algorithms run on it unchanged: the
 cache (one DynamicCache per resident prefix, cropped to the common prefix, LRU under the
 MB budget), preemptible warming, speculative edits with the original as the draft (k
 draft tokens verified in one forward pass, the cache cropped on rejection), n
-candidates, cancellation before every forward pass."""
+candidates, cancellation before every forward pass. `engine.adapter` as on llama.cpp:
+the packaged GGUF LoRA by default (on the packaged model), a GGUF LoRA file or a peft
+directory, merged in through peft (torch_lora.py); one that cannot be used is named in
+stats() and the base model serves."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, cast
 
-from .llama_cpp.engine import MB, RESIDENT_PREFIXES, LlamaCppEngine
+from .adapter_files import AdapterError, resolve
 from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.runtime import LlamaRuntime
-from .torch_model import load_model, torch_adapter
+from .local_engine import MB, RESIDENT_PREFIXES, LocalEngine
+from .torch_lora import AdapterApplyError, attach
+from .torch_model import load_model
 from .torch_runtime import TorchRuntime
 from .torch_threads import choose_threads
 
+logger = logging.getLogger(__name__)
 
-class TorchEngine(LlamaCppEngine):
-    """The request handling is LlamaCppEngine's; loading and the runtime are torch's."""
+
+class TorchEngine(LocalEngine):
+    """The request handling is LocalEngine's (shared with LlamaCppEngine); loading and
+    the runtime are torch's."""
+
+    kind = "torch"
 
     def __init__(
         self,
@@ -34,25 +45,18 @@ class TorchEngine(LlamaCppEngine):
         data_dir: Path | None = None,
         device: str | None = None,
         adapter: str | None = "default",
+        adapter_formats: Collection[str] | None = None,
     ) -> None:
         """With no model_path the packaged GGUF is dequantized once into data_dir. `device`:
-        "cuda", "cpu" or None (CUDA when present). `adapter` (engine.adapter): a peft LoRA
-        adapter directory, "none", or "default" (none: the packaged adapter is a GGUF LoRA
-        for llama.cpp, which peft does not load)."""
+        "cuda", "cpu" or None (CUDA when present). `adapter` (engine.adapter): "default"
+        (the packaged GGUF LoRA, on the packaged model), "none", a GGUF LoRA file or a
+        peft adapter directory; `adapter_formats` as for LlamaCppEngine."""
         super().__init__(
-            model_path,
-            n_ctx,
-            n_threads,
-            kv_cache_mb,
-            load=False,
-            data_dir=data_dir,
-            requantize_to=None,
+            model_path, n_ctx, n_threads, kv_cache_mb, data_dir, adapter, adapter_formats
         )
         self.device = device
         self._threads_setting = n_threads  # None: measured at load (torch_threads.py)
         self.thread_probe_s: dict[int, float] = {}
-        self.adapter_setting = adapter or "default"
-        self.adapter_path = torch_adapter(self.adapter_setting)
         if load:
             self.load(on_progress)
 
@@ -62,7 +66,7 @@ class TorchEngine(LlamaCppEngine):
         if on_progress is not None:
             on_progress(0.0)
         loaded = load_model(
-            self.model_path, self.data_dir, self.device, self.adapter_path, self.n_threads
+            self.model_path, self.data_dir, self.device, self.n_threads, self._adapt
         )
         self.loaded_model_path = loaded.source
         runtime = TorchRuntime(loaded)
@@ -78,13 +82,25 @@ class TorchEngine(LlamaCppEngine):
         # TorchRuntime has the operations the decoders and the cache use (duck-typed)
         return cast(LlamaRuntime, runtime), cache
 
+    def _adapt(self, model: Any, reload: Callable[[], Any]) -> Any:
+        """The model with engine.adapter merged in; a bad adapter costs the fine-tuning,
+        never the engine: log it, say it in stats(), serve the base model."""
+        choice = resolve(self.adapter_setting, self._custom_model)
+        self.adapter_file, self.adapter_error, self.adapter_format = None, None, None
+        if choice.path is None:
+            return model
+        try:
+            attached = attach(model, choice.path, self.adapter_formats)
+        except AdapterError as exc:
+            self.adapter_error = f"{exc}; serving the base model without it"
+            logger.warning("%s", self.adapter_error)
+            return reload() if isinstance(exc, AdapterApplyError) else model
+        self.adapter_file, self.adapter_format = choice.path, attached.prompt_format
+        return attached.model
+
     def stats(self) -> dict[str, Any]:
         return {
             **super().stats(),
-            "engine": "torch",
             "device": self.device,
-            "adapter": self.adapter_path,
-            "adapter_setting": self.adapter_setting,
-            "adapter_error": None,  # a torch adapter that cannot be used fails the load
             "thread_probe_ms": {n: round(t * 1000, 1) for n, t in self.thread_probe_s.items()},
         }

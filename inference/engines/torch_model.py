@@ -1,7 +1,7 @@
 """Loading a model for the torch engine: a Hugging Face model directory (safetensors) or a
 GGUF file that transformers dequantizes (`gguf_file=`), converted once and cached in the
 data dir so the next start reads safetensors; the device (CUDA when present, else CPU,
-with a fallback when CUDA runs out of memory); a LoRA adapter through peft.
+with a fallback when CUDA runs out of memory). The adapter is torch_lora.py's.
 
 transformers refuses save_pretrained() on a GGUF-loaded model, so the cache holds the
 config, the tokenizer and the state dict written by safetensors itself."""
@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,43 +28,39 @@ CACHE_MARKER = "converted-from.txt"
 
 @dataclass
 class LoadedModel:
-    model: Any  # transformers PreTrainedModel (or peft's wrapper, merged)
+    model: Any  # transformers PreTrainedModel (an adapter merged in: torch_lora.py)
     tokenizer: Any
     device: str
     source: Path  # what was loaded: the HF dir, or the cached conversion of the GGUF
-    adapter: str | None
 
 
 # Part of the cache key: a change to what _convert writes makes a new directory.
 CONVERSION_VERSION = 3  # 2: no quantization_config; 3: the embedding saved, not lm_head
 
 
-def torch_adapter(setting: str) -> str | None:
-    """The peft directory engine.adapter names, or None ("none", or "default": the packaged
-    adapter is a GGUF LoRA, which peft cannot load)."""
-    return None if setting in ("default", "none", "") else setting
+# (the float32 model on the CPU, a way to load it again) -> the model to serve: where an
+# adapter is merged in, before placing (merged in float32, then halved on CUDA).
+Adapt = Callable[[Any, Callable[[], Any]], Any]
 
 
 def load_model(
     model_path: Path,
     data_dir: Path | None,
     device: str | None,
-    adapter_path: str | None,
     n_threads: int,
+    adapt: Adapt | None = None,
 ) -> LoadedModel:
     import torch
 
     torch.set_num_threads(n_threads)
-    if adapter_path:
-        _check_adapter(Path(adapter_path))  # before a conversion that takes seconds
     source = _hf_directory(model_path, data_dir)
+    model = _load_pretrained(source)
+    if adapt is not None:
+        model = adapt(model, lambda: _load_pretrained(source))
     chosen = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    model, chosen = _place(_load_pretrained(source), chosen)
-    if adapter_path:
-        model = _with_adapter(model, adapter_path)
+    model, chosen = _place(model, chosen)
     model.eval()
-    tokenizer = _load_tokenizer(source)
-    return LoadedModel(model, tokenizer, chosen, source, adapter_path)
+    return LoadedModel(model, _load_tokenizer(source), chosen, source)
 
 
 def _hf_directory(model_path: Path, data_dir: Path | None) -> Path:
@@ -175,26 +172,3 @@ def _place(model: Any, device: str) -> tuple[Any, str]:
         logger.warning("CUDA out of memory loading the model, using the CPU: %s", exc)
         torch.cuda.empty_cache()
         return model.to(device="cpu", dtype=torch.float32), "cpu"
-
-
-def _with_adapter(model: Any, adapter_path: str) -> Any:
-    """A peft LoRA adapter merged into the weights (no per-token adapter cost)."""
-    try:
-        from peft import PeftModel
-    except ImportError:
-        raise ModelLoadError("engine.adapter needs peft (pip install 'shadowtab[torch]')") from None
-    path = Path(adapter_path)
-    try:
-        return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
-    except (ValueError, KeyError, RuntimeError, OSError) as exc:
-        raise ModelLoadError(
-            f"engine.adapter = {str(path)!r} does not fit the model: {exc}"
-        ) from None
-
-
-def _check_adapter(path: Path) -> None:
-    if not (path / "adapter_config.json").exists():
-        raise ModelLoadError(
-            f"engine.adapter = {str(path)!r} is not a peft adapter directory (no "
-            "adapter_config.json): the torch engine takes one (llama.cpp takes GGUF LoRA files)"
-        )

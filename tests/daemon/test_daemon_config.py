@@ -188,6 +188,22 @@ def test_torch_and_openai_engine_settings(
     assert torch_settings.deprecations == ()
 
 
+def test_the_served_adapters_format_reaches_the_engine_options(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    assert load_settings(workspace).engine_options().adapter_format is None
+    (workspace / "shadowtab.toml").write_text(
+        '[engine]\nkind = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\n'
+        'model = "next-edit"\nadapter_format = "shadowtab"\n'
+    )
+    settings = load_settings(workspace)
+    assert settings.engine_options().adapter_format == "shadowtab"
+    assert settings.describe()["adapter_format"] == "shadowtab"
+    monkeypatch.setenv("SHADOWTAB_ADAPTER_FORMAT", "zeta")  # the environment wins
+    assert load_settings(workspace).engine_options().adapter_format == "zeta"
+
+
 def test_the_old_adapter_path_key_still_works_and_says_so(
     config_dirs: tuple[Path, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -240,6 +256,7 @@ def test_the_weight_type_is_q8_0_unless_pinned(
         ('api_key = ""', "non-empty"),
         ('process = "thread"', "engine.process.*'worker', 'inline'"),
         ('weights = "q5_k"', "engine.weights.*'q8_0', 'bf16'"),
+        ('adapter_format = "auto"', "engine.adapter_format.*'shadowtab'"),
     ],
 )
 def test_bad_engine_settings_name_the_key(

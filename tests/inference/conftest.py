@@ -5,15 +5,12 @@ server on loopback (skipped without its [server] extra), started here and stoppe
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from server_helpers import free_port, wait_for_models
+from server_helpers import llama_cpp_server
 from shadowtab.inference import Engine, LlamaCppEngine, default_model_path
 
 if TYPE_CHECKING:
@@ -57,29 +54,13 @@ def torch_engine(torch_models_dir: Path) -> Iterator[TorchEngine]:
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server on the packaged model (logits_all for
-    the logprobs that rank n > 1 candidates). Yields its base URL."""
+    """llama-cpp-python's OpenAI-compatible server on the packaged model, no adapter.
+    Yields its base URL."""
     need_module("sse_starlette", "server")
     need_module("starlette_context", "server")
-    port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-        "--logits_all", "true", "--n_threads", str(min(2, os.cpu_count() or 1)),
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_models(url, process, 120)
+    with llama_cpp_server(default_model_path(), log) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """TorchEngine specifics: greedy output equals transformers' own greedy generate on the same
 model, the GGUF conversion is cached in the data dir, a peft LoRA adapter changes the
-output, bad model paths get errors naming the setting, and the GPU path when one is here."""
+output, bad model paths get errors naming the setting, and the GPU path when one is here
+(the packaged GGUF adapter on torch: test_torch_adapter.py)."""
 
 from __future__ import annotations
 
@@ -67,13 +68,16 @@ def test_lora_adapter_through_peft(torch_engine: TorchEngine, tmp_path: Path) ->
     tuned = TorchEngine(
         model_path=base_dir, n_ctx=256, kv_cache_mb=4, adapter=str(tmp_path / "adapter")
     )
+    plain = TorchEngine(model_path=base_dir, n_ctx=256, kv_cache_mb=4, n_threads=2)
     try:
         assert tuned.stats()["adapter"] == str(tmp_path / "adapter")
-        assert torch_engine.stats()["adapter"] is None  # "default": none on torch
-        plain = torch_engine.rewrite(FIB, "x", 8, speculative=False)
-        assert tuned.rewrite(FIB, "x", 8, speculative=False).token_ids != plain.token_ids
+        assert tuned.stats()["adapter_format"] is None  # a plain peft directory names none
+        assert plain.stats()["adapter"] is None  # "default" on a configured model: none
+        untuned = plain.rewrite(FIB, "x", 8, speculative=False)
+        assert tuned.rewrite(FIB, "x", 8, speculative=False).token_ids != untuned.token_ids
     finally:
         tuned.close()
+        plain.close()
 
 
 def test_bad_model_paths_name_the_setting(tmp_path: Path) -> None:
@@ -91,8 +95,6 @@ def test_bad_model_paths_name_the_setting(tmp_path: Path) -> None:
     other.write_bytes(b"PK\x03\x04 not a model" * 8)
     with pytest.raises(ModelLoadError, match="neither a Hugging Face model directory nor a GGUF"):
         TorchEngine(model_path=other)
-    with pytest.raises(ModelLoadError, match=r"engine\.adapter.*not a peft adapter directory"):
-        TorchEngine(adapter=str(tmp_path), data_dir=tmp_path, load=True)
 
 
 def test_gguf_architecture_transformers_cannot_load(tmp_path: Path) -> None:

@@ -1,0 +1,321 @@
+"""LocalEngine: the request handling of the engines that run the model in this process
+(LlamaCppEngine, TorchEngine): the request gate (real requests first, warming preempted),
+prompt truncation, generation over the prefix cache (greedy, speculative edits, n
+candidates, streaming, cancellation), totals and stats. A subclass opens its runtime
+and prefix cache (`_open`: llama.cpp's, or torch's runtime with the same operations) and
+names itself (`kind`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .api import (
+    CacheInfo,
+    Completion,
+    EngineError,
+    EngineNotReady,
+    RequestLimits,
+    RequestStats,
+    check_request,
+    truncate_prompt,
+)
+from .llama_cpp.cpu_load import physical_cores
+from .llama_cpp.decoding import SequenceWriter, prefill_only
+from .llama_cpp.generation import GenerationRequest, run_generation
+from .llama_cpp.kv_cache import PrefixCache
+from .llama_cpp.model_files import default_model_path
+from .llama_cpp.runtime import LlamaRuntime
+from .llama_cpp.scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
+from .llama_cpp.text_output import Emit, stream_in_thread
+
+RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
+MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
+PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
+WARM_CHUNK = 64  # warming yields to a real request within one such batch
+MB = 1024 * 1024
+
+
+class LocalEngine:
+    """See docs/CONTRACTS.md. A subclass's constructor calls `load()` unless told not to;
+    requests before it ends get EngineNotReady."""
+
+    kind = "local"  # stats()["engine"]
+
+    def __init__(
+        self,
+        model_path: str | Path | None,
+        n_ctx: int,
+        n_threads: int | None,
+        kv_cache_mb: float,
+        data_dir: Path | None,
+        adapter: str | None,
+        adapter_formats: Collection[str] | None,
+    ) -> None:
+        """With no model_path the packaged model. `adapter` (the `engine.adapter`
+        setting): "default" (the packaged LoRA adapter, on the packaged model, when the
+        package has one), "none", or a path; one that cannot be used is reported in
+        stats() and the base model serves, as does one trained on a prompt format not in
+        `adapter_formats` (when given)."""
+        if n_ctx < 64:
+            raise EngineError(f"n_ctx must be at least 64, got {n_ctx}")
+        if kv_cache_mb <= 0:
+            raise EngineError(f"kv_cache_mb must be positive, got {kv_cache_mb}")
+        self.model_path = Path(model_path) if model_path else default_model_path()
+        self.data_dir = data_dir
+        self.loaded_model_path = self.model_path
+        self.adapter_setting = adapter or "default"
+        self._custom_model = model_path is not None and bool(model_path)
+        self.adapter_file: Path | None = None
+        self.adapter_error: str | None = None
+        self.adapter_formats = adapter_formats
+        self.adapter_format: str | None = None  # the prompt format the adapter names
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or physical_cores()
+        self.kv_cache_mb = kv_cache_mb
+        self._gate = RequestGate()
+        self._state = "idle"
+        self._runtime: LlamaRuntime | None = None
+        self._cache: PrefixCache | None = None
+        self._totals: dict[str, float] = {}
+        self._cache_snapshot: CacheInfo | None = None
+
+    # lifecycle
+
+    def load(self, on_progress: Callable[[float], None] | None = None) -> None:
+        self._state = "loading"
+        try:
+            runtime, cache = self._open(on_progress)
+        except BaseException:
+            self._state = "failed"
+            raise
+        self._runtime, self._cache = runtime, cache
+        self._cache_snapshot = cache.info(runtime.shape.kv_bytes_per_token())
+        self._state = "ready"
+
+    def _open(
+        self, on_progress: Callable[[float], None] | None
+    ) -> tuple[LlamaRuntime, PrefixCache]:
+        """The runtime and its prefix cache, the model (and adapter) loaded."""
+        raise NotImplementedError
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    def close(self) -> None:
+        with self._gate.real():
+            if self._runtime is not None:
+                self._runtime.close()
+            self._runtime, self._cache = None, None
+            self._state = "closed"
+
+    def _ready(self) -> tuple[LlamaRuntime, PrefixCache]:
+        if self._runtime is None or self._cache is None:
+            raise EngineNotReady(f"the model is not ready (engine state: {self._state})")
+        return self._runtime, self._cache
+
+    # public requests
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        """`special`: parse control strings as control tokens, as prompts are parsed."""
+        runtime, _ = self._ready()
+        return runtime.tokenize(text, add_bos=False, special=special)
+
+    def warm(self, prompt: str, cancel: threading.Event | None = None) -> RequestStats:
+        """Prefill `prompt` into the cache at low priority; stops early (stats.preempted) as
+        soon as a real request waits, keeping what it computed."""
+        self._ready()
+        with self._gate.background():
+            runtime, cache = self._ready()
+            self._before_request(runtime)
+            stats = RequestStats()
+            started = time.perf_counter()
+            tokens = self._prompt_tokens(runtime, prompt, 0, stats)
+            placement = cache.place(tokens, len(tokens), need_logits=False)
+            writer = SequenceWriter(
+                runtime,
+                placement.seq,
+                tokens[: placement.reused],
+                lambda: warm_guard(self._gate, cancel),
+            )
+            stats.reused_prompt_tokens = placement.reused
+            try:
+                prefill_only(writer, tokens, WARM_CHUNK)
+            except Preempted:
+                stats.preempted = True
+            finally:
+                cache.record(writer.seq, writer.tokens)
+                self._finish(stats, writer, placement.reused, started)
+            return stats
+
+    def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        n: int = 1,
+        cancel: threading.Event | None = None,
+    ) -> Completion:
+        check_request(self._limits(), max_tokens, n)
+        return self._generate(prompt, None, max_tokens, stop, n, cancel, None)
+
+    def complete_stream(
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        check_request(self._limits(), max_tokens, 1)
+        return stream_in_thread(
+            lambda emit, stop_event: self._generate(
+                prompt, None, max_tokens, stop, 1, stop_event, emit
+            ),
+            cancel,
+        )
+
+    def rewrite(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+        n: int = 1,
+    ) -> Completion:
+        """n > 1: the alternatives leave the best rewrite where it starts editing (see
+        generation.branch_position)."""
+        check_request(self._limits(), max_tokens, n, draft=draft)
+        mode = "speculative" if speculative else "greedy"
+        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None)
+
+    def rewrite_stream(
+        self,
+        prompt: str,
+        draft: str,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        speculative: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str]:
+        check_request(self._limits(), max_tokens, 1, draft=draft)
+        mode = "speculative" if speculative else "greedy"
+        return stream_in_thread(
+            lambda emit, stop_event: self._generate(
+                prompt, (draft, mode), max_tokens, stop, 1, stop_event, emit
+            ),
+            cancel,
+        )
+
+    def clear_cache(self) -> None:
+        """Drop every resident prefix (the next request starts cold)."""
+        with self._gate.real():
+            _, cache = self._ready()
+            cache.clear()
+
+    def cache_info(self) -> CacheInfo:
+        runtime, cache = self._ready()
+        with self._gate.real():
+            return cache.info(runtime.shape.kv_bytes_per_token())
+
+    def stats(self) -> dict[str, Any]:
+        """Never blocks (the daemon may call it from its event loop): the cache figures are
+        those after the last request."""
+        info = self._cache_snapshot.to_dict() if self._cache_snapshot is not None else None
+        return {
+            "state": self._state,
+            "engine": self.kind,
+            "device": "cpu",
+            "model": str(self.loaded_model_path),
+            "adapter": str(self.adapter_file) if self.adapter_file else None,
+            "adapter_setting": self.adapter_setting,
+            "adapter_error": self.adapter_error,
+            "adapter_format": self.adapter_format,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "cache": info,
+            "totals": dict(self._totals),
+        }
+
+    # internals
+
+    def _before_request(self, runtime: LlamaRuntime) -> None:
+        """Inside the gate, before a request computes (llama.cpp: choose its threads)."""
+
+    def _tie_seq(self) -> int | None:
+        """A scratch sequence for near-tie re-decisions (decoding.py), or None: off."""
+        return None
+
+    def _limits(self) -> RequestLimits:
+        return RequestLimits(n_ctx=self.n_ctx, max_candidates=MAX_CANDIDATES)
+
+    def _prompt_tokens(
+        self, runtime: LlamaRuntime, prompt: str, reserve: int, stats: RequestStats
+    ) -> list[int]:
+        tokens = runtime.tokenize(prompt, add_bos=True, special=True)
+        if not tokens:
+            raise EngineError("empty prompt")
+        tokens, dropped = truncate_prompt(tokens, self.n_ctx - reserve, runtime.add_bos)
+        stats.prompt_tokens = len(tokens)
+        stats.truncated_prompt_tokens = dropped
+        return tokens
+
+    def _generate(
+        self,
+        prompt: str,
+        draft: tuple[str, str] | None,
+        max_tokens: int,
+        stop: Sequence[str],
+        n: int,
+        cancel: CancelFlag | None,
+        emit: Emit | None,
+    ) -> Completion:
+        self._ready()
+        with self._gate.real():
+            runtime, cache = self._ready()
+            self._before_request(runtime)
+            request = GenerationRequest(
+                prompt,
+                draft,
+                max_tokens,
+                tuple(stop),
+                n,
+                emit,
+                PREFILL_CHUNK,
+                RESIDENT_PREFIXES,
+                self._tie_seq(),
+            )
+            completion = run_generation(
+                runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
+            )
+            self._add_totals(completion.stats)
+            return completion
+
+    def _finish(
+        self, stats: RequestStats, writer: SequenceWriter, reused: int, started: float
+    ) -> None:
+        stats.evaluated_prompt_tokens = len(writer.tokens) - reused
+        stats.forward_passes = writer.passes
+        stats.seconds = time.perf_counter() - started
+        self._add_totals(stats)
+
+    def _add_totals(self, stats: RequestStats) -> None:
+        if self._runtime is not None and self._cache is not None:  # called inside the gate
+            self._cache_snapshot = self._cache.info(self._runtime.shape.kv_bytes_per_token())
+        for key in (
+            "prompt_tokens",
+            "reused_prompt_tokens",
+            "evaluated_prompt_tokens",
+            "generated_tokens",
+            "draft_tokens",
+            "accepted_draft_tokens",
+            "near_ties",
+            "near_tie_flips",
+        ):
+            self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
+        self._totals["requests"] = self._totals.get("requests", 0) + 1
