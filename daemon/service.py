@@ -25,7 +25,6 @@ from shadowtab.daemon.control_server import (
     cancel_and_wait,
     track_current_task,
 )
-from shadowtab.daemon.memory_trim import trim_periodically
 from shadowtab.daemon.runtime_files import RuntimeFiles, remove_file, write_status
 
 if TYPE_CHECKING:
@@ -74,9 +73,7 @@ class DaemonService:
         if self._on_ready is not None:
             self._on_ready()
         hub_task = asyncio.create_task(self._start_hub())
-        trim_task = asyncio.create_task(trim_periodically())
         await self._stopping.wait()
-        trim_task.cancel()
         await self._shutdown(hub_task)
 
     async def _start_hub(self) -> None:
