@@ -7,7 +7,6 @@ The client multiplexes: requests in flight at the same time, each answered by id
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from typing import Any
 
 from edit_scoring import apply_edit
 from eval_cases import Case
-from eval_lsp import change_params, position
+from eval_lsp import LspClient, change_params, position
 
 
 @dataclass(frozen=True)
@@ -32,21 +31,14 @@ class Timed:
     error: str | None
 
 
-class MultiplexClient:
-    """Framed JSON-RPC over the streams; the server's own requests are answered null."""
+class MultiplexClient(LspClient):
+    """The evaluation's client with several requests in flight, each answered by id; the
+    server's own requests are answered null."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.next_id = 0
+        super().__init__(reader, writer)
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.task = asyncio.ensure_future(self._read_loop())
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message).encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def notify(self, method: str, params: Any) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def request(self, method: str, params: Any) -> asyncio.Future[dict[str, Any]]:
         self.next_id += 1
@@ -70,17 +62,6 @@ class MultiplexClient:
             for future in self.pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError(f"the client stopped reading: {exc}"))
-
-    async def _read(self) -> dict[str, Any]:
-        length = 0
-        while line := (await self.reader.readline()).strip():
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        if not length:
-            raise ConnectionError("the server closed the connection")
-        message: dict[str, Any] = json.loads(await self.reader.readexactly(length))
-        return message
 
 
 async def type_and_ask(
