@@ -58,8 +58,8 @@ def _line(
         "precision": round(correct / len(best), 3) if best else None,
         "recall": round(correct / len(found), 3) if found else None,
         "chars_saved": sum(v.chars_saved for v in best),
-        "latency_p50_ms": _quantile(milliseconds, 0.5),
-        "latency_p90_ms": _quantile(milliseconds, 0.9),
+        "latency_p50_ms": quantile(milliseconds, 0.5),
+        "latency_p90_ms": quantile(milliseconds, 0.9),
         "prompt_reuse": round(reused / prompt, 3) if prompt else None,
         "errors": sum(o.error is not None for o in found),
         **header,
@@ -117,7 +117,7 @@ def _first_above(suggestions: Sequence[Suggestion], threshold: float) -> Suggest
     return None
 
 
-def _quantile(values: Sequence[float], q: float) -> float | None:
+def quantile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
     if len(values) == 1:

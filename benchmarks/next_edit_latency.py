@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import textwrap
 import time
@@ -36,6 +34,7 @@ from typing import Any
 
 from corpus_split import SPLITS, records
 from eval_cases import Case, Step, cases
+from eval_report import quantile
 from eval_run import Variant, start_hub
 from latency_trace import MultiplexClient, Timed, Trace, type_and_ask
 
@@ -231,10 +230,10 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "process": args.process,
         "n_threads": measured["stats"].get("n_threads"),
         "threads_at_end": measured["stats"].get("threads_now"),
-        "ghost_p50_ms": _quantile(ghost, 0.5),
-        "ghost_p90_ms": _quantile(ghost, 0.9),
-        "next_edit_p50_ms": _quantile(edit, 0.5),
-        "next_edit_p90_ms": _quantile(edit, 0.9),
+        "ghost_p50_ms": quantile(ghost, 0.5),
+        "ghost_p90_ms": quantile(ghost, 0.9),
+        "next_edit_p50_ms": quantile(edit, 0.5),
+        "next_edit_p90_ms": quantile(edit, 0.9),
         "ghost_shown": sum(r["ghost_shown"] > 0 for r in rows),
         "next_edit_shown": sum(r["edit_shown"] > 0 for r in rows),
         "errors": sum(len(r["errors"]) for r in rows),
@@ -272,25 +271,3 @@ def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     result["server_share_p50"] = round(statistics.median(unaccounted), 3) if unaccounted else None
     return result
-
-
-def _quantile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1], 1)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="st-latency-data-") as scratch:
-        measured = asyncio.run(measure(args, args.data_dir or Path(scratch)))
-    if os.environ.get("SHADOWTAB_LATENCY_ROWS"):  # the per-case rows, for profiling
-        Path(os.environ["SHADOWTAB_LATENCY_ROWS"]).write_text(json.dumps(measured["rows"]))
-    print(json.dumps(summary(measured, args)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

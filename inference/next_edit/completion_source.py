@@ -43,9 +43,9 @@ class CompletionSource:
             cancel=cancel,
         )
         rest = rest_of_line(s.text, s.cursor)
+        reasons = completion.finish_reasons
         found = []
         for index, generated in enumerate(completion.texts):
-            reasons = completion.finish_reasons
             finished = index < len(reasons) and reasons[index] in ("eos", "stop")
             text = rejoined(generated, rest, finished)
             if text is None or not text.strip():
