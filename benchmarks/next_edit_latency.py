@@ -22,9 +22,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import statistics
+import sys
 import tempfile
 import textwrap
 import time
@@ -271,3 +273,17 @@ def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     result["server_share_p50"] = round(statistics.median(unaccounted), 3) if unaccounted else None
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="st-latency-data-") as scratch:
+        measured = asyncio.run(measure(args, args.data_dir or Path(scratch)))
+    if os.environ.get("SHADOWTAB_LATENCY_ROWS"):  # the per-case rows, for profiling
+        Path(os.environ["SHADOWTAB_LATENCY_ROWS"]).write_text(json.dumps(measured["rows"]))
+    print(json.dumps(summary(measured, args)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
