@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from training import precision
 from training.base_model import load_model
 from training.batches import collate, read_examples
 from training.lora import AdapterShape, attach
@@ -36,6 +37,7 @@ def measure(
     batches: list[list[dict[str, Any]]],
     held: list[dict[str, Any]],
     lr: float,
+    mode: str,
 ) -> dict[str, Any]:
     import torch
 
@@ -46,7 +48,7 @@ def measure(
     losses = []
     model.train()
     for batch in batches:
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with precision.autocast(mode):
             loss = model(**collate(batch)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -59,7 +61,7 @@ def measure(
         **shape.as_dict(),
         "params": sum(p.numel() for p in params),
         "train_losses": losses,
-        "eval_loss": round(answer_loss(model, held, 4), 4),
+        "eval_loss": round(answer_loss(model, held, 4, mode), 4),
         "train_s": round(seconds, 1),
     }
 
@@ -81,11 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     size = args.batch_size
     batches = [train[i * size : (i + 1) * size] for i in range(args.steps)]
     base = load_model()
-    base_row = {"shape": "base", "eval_loss": round(answer_loss(base, held, 4), 4)}
+    mode, timings = precision.choose(attach(copy.deepcopy(base), SHAPES[0]), "auto")
+    print(json.dumps({"precision": mode, "probe_s": timings}), flush=True)
+    base_row = {"shape": "base", "eval_loss": round(answer_loss(base, held, 4, mode), 4)}
     print(json.dumps(base_row), flush=True)
     for shape in SHAPES:
         torch.manual_seed(0)
-        print(json.dumps(measure(base, shape, batches, held, args.lr)), flush=True)
+        print(json.dumps(measure(base, shape, batches, held, args.lr, mode)), flush=True)
 
 
 if __name__ == "__main__":

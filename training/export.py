@@ -17,28 +17,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from shadowtab.inference.engines.gguf_lora import HF_MODULES, permute_rows
+
 N_HEAD = 9  # SmolLM2-135M: 9 query heads share 3 KV heads
 N_HEAD_KV = 3
-BASE_NAMES = {
-    "self_attn.q_proj": "attn_q",
-    "self_attn.k_proj": "attn_k",
-    "self_attn.v_proj": "attn_v",
-    "self_attn.o_proj": "attn_output",
-    "mlp.gate_proj": "ffn_gate",
-    "mlp.up_proj": "ffn_up",
-    "mlp.down_proj": "ffn_down",
-}
+# the Hugging Face module under a layer -> llama.cpp's tensor name
+BASE_NAMES = {module: kind for kind, module in HF_MODULES.items()}
 PEFT_NAME = re.compile(r"layers\.(\d+)\.(\w+\.\w+)\.lora_([AB])\.(?:\w+\.)?weight$")
-
-
-def permute_rows(weight: Any, n_head: int) -> Any:
-    """llama.cpp's rope permutation of a q/k projection's output rows."""
-    rows = weight.shape[0]
-    return (
-        weight.reshape(n_head, 2, rows // n_head // 2, *weight.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(weight.shape)
-    )
 
 
 def gguf_tensors(adapter: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +35,12 @@ def gguf_tensors(adapter: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"not a LoRA tensor of a known layer: {name}")
         layer, module, which = match.groups()
         base = f"blk.{layer}.{BASE_NAMES[module]}.weight"
-        value = tensor.float()
+        value = tensor.float().contiguous().numpy()
         if which == "B" and module == "self_attn.q_proj":
             value = permute_rows(value, N_HEAD)
         elif which == "B" and module == "self_attn.k_proj":
             value = permute_rows(value, N_HEAD_KV)
-        out[f"{base}.lora_{which.lower()}"] = value.contiguous().numpy()
+        out[f"{base}.lora_{which.lower()}"] = value
     return out
 
 

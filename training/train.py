@@ -1,5 +1,5 @@
 """LoRA fine-tuning of the packaged model on mined next-edit examples (CPU, bf16
-autocast), resumable.
+autocast or fp32, whichever a probe times faster), resumable.
 
     nohup nice -n 15 python -m training.train --data training/data \
         --checkpoints training/checkpoints --log training/runs/train.log &
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training import checkpoint
+from training import checkpoint, precision
 from training.base_model import load_model
 from training.batches import BatchSchedule, collate, read_examples
 from training.lora import AdapterShape, adapter_state, attach, load_adapter_state
@@ -72,6 +72,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--eval-examples", type=int, default=32)
     parser.add_argument("--checkpoint-minutes", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--precision",
+        choices=precision.PRECISIONS,
+        default="auto",
+        help="auto: time a small step in each and train in the faster",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-commit", action="store_true", help="do not git-commit checkpoints")
     parser.add_argument("--no-optimizer", action="store_true", help="keep Adam state out")
@@ -95,12 +101,14 @@ def shorter(examples: list[dict[str, Any]], limit: int | None) -> list[dict[str,
     return [e for e in examples if len(e["prompt_ids"]) + len(e["answer_ids"]) <= limit]
 
 
-def answer_loss(model: Any, examples: list[dict[str, Any]], batch_size: int) -> float:
+def answer_loss(
+    model: Any, examples: list[dict[str, Any]], batch_size: int, precision_name: str = "bf16"
+) -> float:
     """Mean loss per answer token over `examples` (no gradients)."""
     import torch
 
     total = tokens = 0.0
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.no_grad(), precision.autocast(precision_name):
         for start in range(0, len(examples), batch_size):
             batch = collate(examples[start : start + batch_size])
             count = int((batch["labels"][:, 1:] != -100).sum())
@@ -131,6 +139,8 @@ class Trainer:
         self.step = 0
         self.log = args.log
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.precision, timings = precision.choose(self.model, args.precision)
+        self.write({"event": "precision", "precision": self.precision, "probe_s": timings})
 
     def write(self, row: dict[str, Any]) -> None:
         with self.log.open("a", encoding="utf-8") as out:
@@ -170,7 +180,7 @@ class Trainer:
         lr = learning_rate(self.args, self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with precision.autocast(self.precision):
             loss = self.model(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.params, 1.0)
@@ -191,7 +201,7 @@ class Trainer:
         if not self.held:
             return
         self.model.eval()
-        loss = answer_loss(self.model, self.held, self.args.batch_size)
+        loss = answer_loss(self.model, self.held, self.args.batch_size, self.precision)
         self.model.train()
         self.write({"step": self.step, "eval_loss": round(loss, 4), "time": time.time()})
 

@@ -100,6 +100,19 @@ def read_gguf_lora(path: Path, n_head: int, n_head_kv: int) -> GgufLora:
     return lora
 
 
+def permute_rows(weight: Matrix, n_head: int) -> Matrix:
+    """llama.cpp's rope permutation of a q/k projection's output rows (as its converter
+    writes them; transformers undoes it on load)."""
+    rows = weight.shape[0]
+    if rows % (2 * n_head):
+        raise ValueError(f"{rows} rows do not split into {n_head} heads")
+    return np.ascontiguousarray(
+        weight.reshape(n_head, 2, rows // n_head // 2, *weight.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weight.shape)
+    )
+
+
 def unpermute_rows(weight: Matrix, n_head: int) -> Matrix:
     """The inverse of llama.cpp's rope permutation of a q/k projection's output rows."""
     rows = weight.shape[0]
