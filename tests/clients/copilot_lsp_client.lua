@@ -19,29 +19,14 @@ vim.cmd.runtime('plugin/copilot-lsp.lua') -- --clean sourced plugin/ before the 
 vim.cmd('filetype on')
 vim.o.swapfile = false
 
-local WAIT_MS = 20000
-local failures = 0
-
-local function plain(value)
-  local ok, encoded = pcall(vim.json.encode, value)
-  return ok and vim.json.decode(encoded) or vim.inspect(value)
-end
-
-local function report(check, ok, detail)
-  if not ok then
-    failures = failures + 1
-  end
-  io.stdout:write(
-    vim.json.encode({ check = check, ok = ok and true or false, detail = plain(detail) }) .. '\n'
-  )
-  io.stdout:flush()
-end
+local checks = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
+local report = checks.report
 
 local steps = nil -- the coroutine running the steps
 
 --- Polls `predicate`, giving the main loop (keys, autocmds, LSP) its turn in between.
 local function wait(predicate, timeout)
-  local deadline = vim.uv.now() + (timeout or WAIT_MS)
+  local deadline = vim.uv.now() + (timeout or checks.WAIT_MS)
   while true do
     local value = predicate()
     if value or vim.uv.now() > deadline then
@@ -77,14 +62,7 @@ end
 
 local function finish()
   report('copilot-lsp printed no error (vim.notify)', #client_errors == 0, client_errors)
-  for _, client in ipairs(vim.lsp.get_clients({ name = 'copilot_ls' })) do
-    client:stop()
-  end
-  local stopped = wait(function()
-    return #vim.lsp.get_clients({ name = 'copilot_ls' }) == 0
-  end, 10000)
-  report('the client stops cleanly', stopped, nil)
-  os.exit(failures == 0 and 0 or 1)
+  checks.finish('copilot_ls', wait)
 end
 
 local function main()

@@ -6,37 +6,15 @@
 local config = vim.json.decode(_G.arg[1])
 vim.opt.runtimepath:prepend(config.rtp)
 
-local WAIT_MS = 20000
-local failures = 0
-
-local function plain(value)
-  local ok, encoded = pcall(vim.json.encode, value)
-  return ok and vim.json.decode(encoded) or vim.inspect(value)
-end
-
-local function report(check, ok, detail)
-  if not ok then
-    failures = failures + 1
-  end
-  io.stdout:write(
-    vim.json.encode({ check = check, ok = ok and true or false, detail = plain(detail) }) .. '\n'
-  )
-  io.stdout:flush()
-end
+local checks = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
+local report = checks.report
 
 local function wait(predicate, timeout)
-  return vim.wait(timeout or WAIT_MS, predicate, 20)
+  return vim.wait(timeout or checks.WAIT_MS, predicate, 20)
 end
 
 local function finish()
-  for _, client in ipairs(vim.lsp.get_clients({ name = 'shadowtab' })) do
-    client:stop()
-  end
-  local stopped = wait(function()
-    return #vim.lsp.get_clients({ name = 'shadowtab' }) == 0
-  end, 10000)
-  report('the client stops cleanly', stopped, nil)
-  os.exit(failures == 0 and 0 or 1)
+  checks.finish('shadowtab', wait)
 end
 
 local shadowtab = require('shadowtab')
