@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from shadowtab.inference.engines.openai_engine import OpenAIEngine
     from shadowtab.inference.engines.torch_engine import TorchEngine
 
+# vLLM's CPU backend takes minutes to start (5+ on 2 shared cores): above pytest's 300 s
+pytestmark = pytest.mark.timeout(1800)
 REPO = Path(__file__).resolve().parents[2]
 LORA_NAME = "next-edit"
 VLLM_VENV = Path(os.environ.get("SHADOWTAB_VLLM_VENV", REPO / ".venv-vllm"))
