@@ -28,10 +28,11 @@ def assert_equal_up_to_near_ties(plain: Completion, fast: Completion, label: str
 
 
 def edit_draft(text: str) -> str:
-    """The original with a line changed in the middle: the model will not copy it."""
+    """The original with an unrelated line put in the middle: the model will not write
+    it, and must find its way back into the draft after it."""
     lines = text.splitlines(keepends=True)
     middle = len(lines) // 2
-    lines[middle] = "    # an unrelated line that the model will not write\n"
+    lines.insert(middle, "    # an unrelated line that the model will not write\n")
     return "".join(lines)
 
 
@@ -58,9 +59,10 @@ def test_speculative_equals_greedy_with_an_edited_draft(
     draft = edit_draft(plain.texts[0])
     fast = engine.rewrite(prompt, draft, 40)
     assert_equal_up_to_near_ties(plain, fast, f"edited {prompt[:20]!r}")
-    if fast.token_ids == plain.token_ids and draft != plain.texts[0]:
-        # the pointer re-aligned after the edited line: most tokens still came from the draft
-        assert fast.stats.accepted_draft_tokens >= fast.stats.generated_tokens // 2
+    if fast.token_ids == plain.token_ids:
+        # the pointer re-aligned after the inserted line: most tokens still came from the draft
+        stats = fast.stats
+        assert stats.accepted_draft_tokens >= stats.generated_tokens // 2, plain.texts[0]
 
 
 def test_useless_draft_costs_about_one_pass_per_token(engine: LlamaCppEngine) -> None:
