@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +37,38 @@ def wait_for_models(url: str, process: subprocess.Popen[bytes], timeout_s: float
 
 
 @contextmanager
+def serving(
+    command: Sequence[str], port: int, log: Path, start_s: float, stop_s: float
+) -> Iterator[str]:
+    """Run a server command (its output to `log`) in its own process group until /models
+    answers on `port`; yield its base URL; then stop the whole group (vLLM's engine and
+    workers are child processes that outlive a terminated parent)."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            list(command), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for_models(url, process, start_s)
+        yield url
+    finally:
+        _stop_group(process, stop_s)
+
+
+def _stop_group(process: subprocess.Popen[bytes], stop_s: float) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(stop_s)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # whatever of the group is left
+    process.wait()
+
+
+@contextmanager
 def llama_cpp_server(model: Path, log: Path, extra: Sequence[str] = ()) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on loopback (logits_all for the
     logprobs that rank n > 1 candidates), stopped after. Yields its base URL."""
@@ -44,15 +78,5 @@ def llama_cpp_server(model: Path, log: Path, extra: Sequence[str] = ()) -> Itera
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
         "--logits_all", "true", "--n_threads", str(min(2, os.cpu_count() or 1)), *extra,
     ]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_models(url, process, 120)
+    with serving(command, port, log, start_s=120, stop_s=10) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()

@@ -6,7 +6,6 @@ by the torch engine, with the packaged adapter as a LoRA module (the peft direct
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from adapter_prompts import copy_prompt, similarity, typing_prompt
 from inference_samples import FIB, long_code
-from server_helpers import free_port, wait_for_models
+from server_helpers import free_port, serving
 from shadowtab.daemon.cli import main as cli_main
 from shadowtab.inference import Cancelled
 
@@ -51,18 +50,8 @@ def vllm_url(request: pytest.FixtureRequest) -> Iterator[str]:
         "--gpu-memory-utilization", "0.3",
     ]  # fmt: skip
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_models(url, process, 900)
+    with serving(command, port, log, start_s=900, stop_s=30) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")
