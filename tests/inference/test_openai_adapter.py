@@ -13,7 +13,7 @@ import pytest
 from adapter_prompts import copy_prompt, typing_prompt
 from inference_samples import CLASS, FIB
 from server_helpers import llama_cpp_server
-from shadowtab.inference import LlamaCppEngine, default_model_path
+from shadowtab.inference import Completion, LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.adapter_files import packaged_adapter
 from shadowtab.inference.engines.openai_adapter import describe
 from shadowtab.inference.next_edit.formats import FORMATS
@@ -61,26 +61,31 @@ def first_difference(a: str, b: str) -> int | None:
     )
 
 
+def assert_same_up_to_a_near_tie(greedy: Completion, served: str) -> None:
+    """Equal, or parted where the engine's own top-2 logit gap was a near tie."""
+    at = first_difference(greedy.texts[0], served)
+    if at is not None:
+        ends = greedy.text_offsets[0]
+        token = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
+        assert greedy.margins[token] < NEAR_TIE_GAP, (token, greedy.texts[0], served)
+
+
 def test_the_server_gives_the_adapters_answers(
     tuned_server: OpenAIEngine, engine: LlamaCppEngine, openai_engine: OpenAIEngine
 ) -> None:
-    """Exact on the next-edit prompts; on plain code, the same up to a near tie: the
-    server prefills the prompt in one batch, the engine in chunks, and with the float32
-    LoRA tensors that moves logits by up to ~0.2 (gaps 0.001-0.165 measured where the
-    answers parted; the base model without the adapter matched on every prompt)."""
+    """The same up to a near tie: the server prefills the prompt in one batch, the
+    engine in chunks, and with the float32 LoRA tensors that moves logits by up to ~0.2
+    (gaps 0.001-0.165 measured where the answers parted; the base model without the
+    adapter matched on every prompt). The step-1152 adapter parts on the typing prompt
+    at a near tie ("h" or "height"), where the step-587 one matched exactly."""
     assert engine.stats()["adapter"] == str(packaged_adapter())  # the local reference
     for prompt in (typing_prompt()[0].prompt, copy_prompt()[0].prompt):
-        local = engine.rewrite(prompt, "x", TOKENS, speculative=False).texts[0]
-        assert tuned_server.complete(prompt, TOKENS).texts[0] == local
-        assert openai_engine.complete(prompt, TOKENS).texts[0] != local  # the base server
+        local = engine.rewrite(prompt, "x", TOKENS, speculative=False)
+        assert_same_up_to_a_near_tie(local, tuned_server.complete(prompt, TOKENS).texts[0])
+        assert openai_engine.complete(prompt, TOKENS).texts[0] != local.texts[0]  # base server
     for prompt in (FIB, CLASS):
         greedy = engine.rewrite(prompt, "x", TOKENS, speculative=False)
-        served = tuned_server.complete(prompt, TOKENS).texts[0]
-        at = first_difference(greedy.texts[0], served)
-        if at is not None:
-            ends = greedy.text_offsets[0]
-            token = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
-            assert greedy.margins[token] < NEAR_TIE_GAP, (token, greedy.texts[0], served)
+        assert_same_up_to_a_near_tie(greedy, tuned_server.complete(prompt, TOKENS).texts[0])
 
 
 def test_stats_say_what_the_server_applies(tuned_server: OpenAIEngine) -> None:
