@@ -61,6 +61,7 @@ class Settings:
     lint_debounce_ms: int = 150
     warm_debounce_ms: int = 100
     max_document_mb: float = 50
+    prediction_wait_s: float = 10.0  # [limits] prediction_wait_s
     next_edit_format: str = "auto"  # [next_edit] format
     min_confidence: float = 0.0  # [next_edit] min_confidence: below it nothing is shown
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
@@ -114,6 +115,7 @@ class Settings:
             lint_debounce_ms=self.lint_debounce_ms,
             warm_debounce_ms=self.warm_debounce_ms,
             max_document_mb=self.max_document_mb,
+            prediction_wait_s=self.prediction_wait_s,
             next_edit_format=self.next_edit_format,
             min_confidence=self.min_confidence,
         )
@@ -138,6 +140,7 @@ class Settings:
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
             "max_document_mb": self.max_document_mb,
+            "prediction_wait_s": self.prediction_wait_s,
             "next_edit_format": self.next_edit_format,
             "min_confidence": self.min_confidence,
             "linters": {name: dict(table) for name, table in self.linters.items()},
@@ -238,6 +241,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
         max_document_mb=limits.get("document_mb", defaults.max_document_mb),
+        prediction_wait_s=limits.get("prediction_wait_s", defaults.prediction_wait_s),
         next_edit_format=next_edit.get("format", defaults.next_edit_format),
         min_confidence=float(next_edit.get("min_confidence", defaults.min_confidence)),
         linters=dict(table.get("linters", {})),

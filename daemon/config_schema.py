@@ -155,6 +155,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
     },
     "limits": {
         "document_mb": _positive_number,
+        "prediction_wait_s": _positive_number,
     },
     "next_edit": {
         "format": _next_edit_format,
@@ -202,6 +203,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
     "SHADOWTAB_MAX_DOCUMENT_MB": EnvKey("limits", "document_mb", float),
+    "SHADOWTAB_PREDICTION_WAIT_S": EnvKey("limits", "prediction_wait_s", float),
 }
 
 
