@@ -40,6 +40,8 @@ class HubOptions:
     warm_debounce_ms: int = 100
     predictor: Predictor | None = None
     max_document_mb: float = 50  # larger documents are refused with a message
+    # a prediction still waiting for the model after this long is dropped (ContentModified)
+    prediction_wait_s: float = 10.0
     next_edit_format: str = "auto"
     min_confidence: float = 0.0
     worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)
@@ -61,7 +63,9 @@ class Hub:
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()
         self.commands = CommandRunner(self)
-        self.predictions = PredictionService(self, options.warm_debounce_ms / 1000)
+        self.predictions = PredictionService(
+            self, options.warm_debounce_ms / 1000, options.prediction_wait_s
+        )
         self.client_events: Counter[str] = Counter()  # didShowInlineEdit, accepted edits...
         # server time of each keystroke (shadow edit + forwarding it; echoes not counted)
         self.text_sync_ms: deque[float] = deque(maxlen=4096)
@@ -140,6 +144,7 @@ class Hub:
             "workspaces": self.workspaces.describe(),
             "client_events": dict(self.client_events),
             "text_sync": self._text_sync_stats(),
+            "predictions_expired": self.predictions.expired,
         }
 
     def _text_sync_stats(self) -> dict[str, Any]:

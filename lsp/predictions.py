@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,9 +38,17 @@ class PredictionCancelled(JsonRpcContentModified):
     """A newer keystroke made the prediction stale (LSP: ContentModified)."""
 
 
+class PredictionExpired(JsonRpcContentModified):
+    """The prediction waited too long for a turn with the model (other editors' requests
+    ahead of it): by then the user has moved on, so it is dropped unanswered by the model
+    rather than queued without bound (LSP: ContentModified, which editors drop quietly)."""
+
+
 class PredictionService:
-    def __init__(self, hub: Hub, warm_debounce_s: float) -> None:
+    def __init__(self, hub: Hub, warm_debounce_s: float, max_wait_s: float = 10.0) -> None:
         self.hub = hub
+        self.max_wait_s = max_wait_s
+        self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
         self._warm_cancels: dict[str, threading.Event] = {}
@@ -61,11 +70,14 @@ class PredictionService:
         self._cancels[uri].add(cancel)
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(self._executor, call, cancel)
+            result = await loop.run_in_executor(
+                self._executor, self._in_time(call, time.monotonic()), cancel
+            )
         except asyncio.CancelledError:
             cancel.set()
             raise
         except Exception as exc:
+            self.expired += isinstance(exc, PredictionExpired)
             if cancel.is_set() and _is_cancellation(exc):
                 raise PredictionCancelled(f"{uri} changed; prediction dropped") from exc
             raise
@@ -74,6 +86,22 @@ class PredictionService:
         if cancel.is_set():
             raise PredictionCancelled(f"{uri} changed; prediction dropped")
         return result
+
+    def _in_time(
+        self, call: Callable[[threading.Event], T], queued_at: float
+    ) -> Callable[[threading.Event], T]:
+        """`call`, unless it waited more than max_wait_s for a worker thread."""
+
+        def run_or_expire(cancel: threading.Event) -> T:
+            waited = time.monotonic() - queued_at
+            if waited > self.max_wait_s:
+                raise PredictionExpired(
+                    f"prediction dropped: it waited {waited:.1f} s for the model "
+                    f"(limit {self.max_wait_s:g} s, [limits] prediction_wait_s)"
+                )
+            return call(cancel)
+
+        return run_or_expire
 
     def request_for(
         self, session: Session, uri: str, line: int, character: int, max_candidates: int

@@ -36,11 +36,13 @@ class HubOnSocket:
 
 @contextlib.asynccontextmanager
 async def hub_on_socket(
-    predictor: FixedPredictor | None = None, max_document_mb: float = 50
+    predictor: FixedPredictor | None = None,
+    max_document_mb: float = 50,
+    prediction_wait_s: float = 10.0,
 ) -> AsyncIterator[HubOnSocket]:
     base = Path(tempfile.mkdtemp(prefix="sthub-", dir="/tmp"))
     try:
-        async with _serving(base, predictor, max_document_mb) as setup:
+        async with _serving(base, predictor, max_document_mb, prediction_wait_s) as setup:
             yield setup
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -48,7 +50,7 @@ async def hub_on_socket(
 
 @contextlib.asynccontextmanager
 async def _serving(
-    base: Path, predictor: FixedPredictor | None, max_document_mb: float
+    base: Path, predictor: FixedPredictor | None, max_document_mb: float, prediction_wait_s: float
 ) -> AsyncIterator[HubOnSocket]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
@@ -58,6 +60,7 @@ async def _serving(
         linters={},
         predictor=predictor or FixedPredictor(inline_texts=["z"]),
         max_document_mb=max_document_mb,
+        prediction_wait_s=prediction_wait_s,
     )
     hub = Hub(options)
     await hub.start()
