@@ -24,6 +24,7 @@ REDUCED_RUNS = {
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),
     "kv_reuse.py": (["--quick"], None),
+    "python_overhead.py": (["--quick"], "worst_python_share"),
     "next_edit_latency.py": (["--quick"], "next_edit_p50_ms"),
     # Torture scripts exit 1 when a must-be-0 figure is not 0.
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
