@@ -19,7 +19,9 @@ reference: the initial text with each client's keystrokes replayed alone on its 
 lines), `clients_wrong` (clients with such a line: a lost, doubled or reordered edit),
 `buffers_diverged` (an editor's buffer differs from the shadow), `unanswered`
 (completion requests never answered), `request_errors` (answered with an error other
-than cancelled or content-modified), `diagnostics_missing`.
+than cancelled or content-modified), `diagnostics_missing`. A request that waited
+longer than [limits] prediction_wait_s for a turn with the model is answered
+ContentModified at once (`completions.expired`).
 
 Latency, p50/p99 in ms: `keystroke_to_diagnostics_ms` from a keystroke after which the
 person pauses to the first publishDiagnostics of the file for that editor's version or
@@ -167,7 +169,10 @@ class Client(Editor):
 
     def completion_error(self, error: dict[str, Any]) -> None:
         if error.get("code") in CANCELLED:
-            self.counts["superseded"] += 1
+            # dropped after [limits] prediction_wait_s in the queue for the model, or
+            # made stale by a newer keystroke
+            expired = "waited" in str(error.get("message", ""))
+            self.counts["expired" if expired else "superseded"] += 1
             return
         self.counts["request_errors"] += 1
         if len(self.error_samples) < 3:
@@ -288,7 +293,9 @@ def figures(clients: list[Client], seconds: float) -> dict[str, Any]:
         "diagnostics_missing": sum(len(c.waiting_diagnostics) for c in clients),
         "keystroke_to_diagnostics_ms": {**percentiles(diagnostics), "n": len(diagnostics)},
         "keystroke_to_ghost_text_ms": {**percentiles(ghost), "n": len(ghost)},
-        "completions": {k: counts[k] for k in ("shown", "empty", "superseded", "stale_items")},
+        "completions": {
+            k: counts[k] for k in ("shown", "empty", "superseded", "expired", "stale_items")
+        },
         "pushes": counts["pushes"],
         "stale_pushes": counts["stale_pushes"],
         "typing_s": round(seconds, 1),

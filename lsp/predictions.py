@@ -1,16 +1,15 @@
 """Runs predictor calls for sessions: in worker threads (they block), cancellable by
 $/cancelRequest and by the next keystroke in the same document, with debounced warming.
 
-Warming runs in its own thread, at low priority inside the engine (a real request
-preempts it within one batch), and is not cancelled by keystrokes: what it prefilled
-for the last keystroke's prompt is the prefix of the next one's (the formats put the
-part that changes while typing last), so it carries on until a newer warm of the same
-document takes over where it stopped."""
+Warming runs in its own thread (warming.py), at low priority inside the engine (a real
+request preempts it within one batch), and is not cancelled by keystrokes: what it
+prefilled for the last keystroke's prompt is the prefix of the next one's (the formats
+put the part that changes while typing last), so it carries on until a newer warm of
+the same document takes over where it stopped."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from collections import defaultdict
@@ -22,13 +21,12 @@ from pygls.exceptions import JsonRpcContentModified
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import PredictionRequest
 from shadowtab.lsp.debounce import Debouncer
+from shadowtab.lsp.warming import WarmRunner
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
     from shadowtab.lsp.session import Session
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 RECENT_EDITS = 16
@@ -51,12 +49,11 @@ class PredictionService:
         self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
-        self._warm_cancels: dict[str, threading.Event] = {}
+        self.warms = WarmRunner(_is_warm_cancellation)
         # Engine calls are serialized inside the engine; two workers let a cheap call
         # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
         # (ghost text and next edit of one keystroke share a computation).
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
-        self._warm_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shadowtab-warm")
 
     def on_document_changed(self, uri: str) -> None:
         """A keystroke: every prediction in flight for `uri` is stale."""
@@ -139,18 +136,7 @@ class PredictionService:
             return
         if request is None:
             return
-        previous = self._warm_cancels.pop(uri, None)
-        if previous is not None:
-            previous.set()  # it stops after its current batch; this one continues from there
-        cancel = self._warm_cancels[uri] = threading.Event()
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._warm_executor, predictor.warm, request, cancel)
-        future.add_done_callback(lambda f: self._warm_done(uri, cancel, f))
-
-    def _warm_done(self, uri: str, cancel: threading.Event, future: asyncio.Future[None]) -> None:
-        if self._warm_cancels.get(uri) is cancel:
-            del self._warm_cancels[uri]
-        _ignore_result(future)
+        self.warms.submit(uri, lambda cancel: predictor.warm(request, cancel))
 
     def _warm_request(self, session: Session, uri: str) -> PredictionRequest | None:
         document = session.sync.document(uri)
@@ -164,11 +150,11 @@ class PredictionService:
 
     def close(self) -> None:
         self._warming.close()
-        for events in [*self._cancels.values(), [*self._warm_cancels.values()]]:
+        for events in self._cancels.values():
             for event in events:
                 event.set()
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self._warm_executor.shutdown(wait=False, cancel_futures=True)
+        self.warms.close()
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -177,9 +163,5 @@ def _is_cancellation(exc: BaseException) -> bool:
     return isinstance(exc, Cancelled)
 
 
-def _ignore_result(task: asyncio.Future[None]) -> None:
-    if task.cancelled():
-        return
-    exc = task.exception()
-    if exc is not None and not isinstance(exc, PredictionCancelled) and not _is_cancellation(exc):
-        logger.info("warm failed: %s", exc)
+def _is_warm_cancellation(exc: BaseException) -> bool:
+    return isinstance(exc, PredictionCancelled) or _is_cancellation(exc)
