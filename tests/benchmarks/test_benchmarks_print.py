@@ -41,6 +41,8 @@ REDUCED_RUNS = {
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
+    # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py
+    "vs_llama_server.py": (["--quick"], "benchmark"),
 }
 NEEDS_CORPUS = {"next_edit_eval.py", "ghost_rejoin.py"}
 # Scripts that print one line per part measured, and how many.

@@ -1,0 +1,71 @@
+"""Starting a model server for a benchmark: in its own process group on a free loopback
+port, ready when a URL answers 200, the whole group stopped after (as
+tests/inference/server_helpers.py does for the tests, which the benchmarks do not import)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_ready(url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer in {timeout_s:g}s")
+
+
+@contextmanager
+def serving(
+    command: Sequence[str], ready_url: str, log: Path, start_s: float = 120, stop_s: float = 10
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `command` (its output to `log`) until `ready_url` answers 200; then stop its
+    process group."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            list(command), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        try:
+            wait_until_ready(ready_url, process, start_s)
+        except RuntimeError as exc:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{exc}: {' '.join(command)}\n{tail}") from exc
+        yield process
+    finally:
+        stop_group(process, stop_s)
+
+
+def stop_group(process: subprocess.Popen[bytes], stop_s: float) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(stop_s)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # whatever of the group is left
+    process.wait()
