@@ -1,0 +1,209 @@
+"""engine.weights = "auto": the packaged model's weight type chosen by measurement.
+
+Which type answers a next edit fastest depends on the CPU (issue 12's table: on a CPU
+with AVX-512 BF16, BF16 prefilled 946 tok/s against Q8_0's 665; on others Q8_0 leads),
+so at first start, and again when the CPU changes, each candidate is made from the
+packaged Q4_1 (requantized once, cached beside the others), loaded and timed: a decode
+step and passes of PASS_SIZES tokens. The one with the lowest expected next-edit time
+(a cold prompt prefilled, then a rewrite that copies most of its draft) wins. The choice,
+the timings and the CPU they were measured on are kept in the data dir; `daemon status`
+shows them. Candidates are the types the Q4_1 weights convert to losslessly or nearly:
+Q4_0 is left out (it rounds every weight again; benchmarks/requantize.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .cpu_load import CPUINFO, physical_cores
+from .model_files import requantize
+from .runtime import ContextConfig, LlamaRuntime
+
+logger = logging.getLogger(__name__)
+
+AUTO = "auto"
+CANDIDATES = ("q8_0", "bf16", "f16")
+FALLBACK = "q8_0"
+CHOICE_FILE = "weights-choice.json"
+# passes of k + 1 tokens for draft.py's ladder of draft lengths (the pending token + k)
+PASS_SIZES = (9, 17, 33, 64, 128)
+PROMPT = 128  # tokens in the KV before each timed pass
+REPEATS = 5
+# The next edit the estimate stands for: a prompt's cold part prefilled, then a rewrite
+# of the editable window whose tokens are mostly copied from the draft (verified in
+# passes of 64) and the rest decoded one at a time.
+COLD_PROMPT_TOKENS = 256
+REWRITE_TOKENS = 96
+COPY_FRACTION = 0.9
+SAMPLE = Path(__file__).with_name("decoding.py")  # real code to time passes over
+
+
+@dataclass(frozen=True)
+class WeightTiming:
+    weights: str
+    step_s: float  # one single-token decode step
+    pass_s: dict[int, float]  # a pass of k tokens (logits on every position), seconds
+
+    def cost_curve(self) -> tuple[tuple[int, float], ...]:
+        """A pass of k tokens in decode steps (draft.PASS_COST's shape)."""
+        return ((1, 1.0), *((k, self.pass_s[k] / self.step_s) for k in sorted(self.pass_s)))
+
+    def expected_next_edit_s(self) -> float:
+        prefill = COLD_PROMPT_TOKENS / 128 * self.pass_s[128]
+        copied = REWRITE_TOKENS * COPY_FRACTION
+        return prefill + copied / 63 * self.pass_s[64] + (REWRITE_TOKENS - copied) * self.step_s
+
+
+@dataclass(frozen=True)
+class WeightChoice:
+    weights: str
+    cpu: str  # the CPU signature the timings were measured on
+    timings: tuple[WeightTiming, ...]
+    measured_now: bool = False  # False: read from the data dir
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "choice": self.weights,
+            "cpu": self.cpu,
+            "expected_next_edit_ms": {
+                t.weights: round(1000 * t.expected_next_edit_s(), 1) for t in self.timings
+            },
+            "pass_cost_steps": {
+                t.weights: {k: round(c, 2) for k, c in t.cost_curve()} for t in self.timings
+            },
+        }
+
+    def curve(self) -> tuple[tuple[int, float], ...] | None:
+        for timing in self.timings:
+            if timing.weights == self.weights:
+                return timing.cost_curve()
+        return None
+
+
+def cpu_signature(cpuinfo: str | None = None) -> str:
+    """The CPU's model name, feature flags and core count, hashed: the timings hold for
+    this CPU only."""
+    try:
+        text = CPUINFO.read_text() if cpuinfo is None else cpuinfo
+    except OSError:
+        text = ""
+    first = text.split("\n\n")[0]
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in first.splitlines())
+    )
+    flags = " ".join(sorted(fields.get("flags", "").split()))
+    raw = f"{fields.get('model name', '?')}|{flags}|{physical_cores(text)}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def choose_weights(
+    source: Path,
+    cache_dir: Path,
+    n_threads: int,
+    on_progress: Callable[[float], None] | None = None,
+    candidates: Sequence[str] = CANDIDATES,
+) -> WeightChoice:
+    """The cached choice for this CPU, else a new measurement (saved). Raises what
+    requantizing or loading raises; the caller falls back to FALLBACK."""
+    signature = cpu_signature()
+    cached = load_choice(cache_dir / CHOICE_FILE, signature)
+    if cached is not None and cached.weights in candidates:
+        return cached
+    paths = []
+    for index, weights in enumerate(candidates):
+        paths.append(requantize(source, weights, cache_dir, n_threads))
+        if on_progress is not None:
+            on_progress((index + 1) / (len(candidates) + 1))
+    timings = time_side_by_side(dict(zip(candidates, paths, strict=True)), n_threads)
+    best = min(timings, key=lambda t: t.expected_next_edit_s())
+    choice = WeightChoice(best.weights, signature, tuple(timings), measured_now=True)
+    save_choice(cache_dir / CHOICE_FILE, choice)
+    logger.info("engine.weights auto: %s", json.dumps(choice.describe()))
+    return choice
+
+
+def time_side_by_side(paths: dict[str, Path], n_threads: int) -> list[WeightTiming]:
+    """A decode step and passes of PASS_SIZES tokens after a 128-token prompt, for every
+    candidate in turn, REPEATS rounds: the fastest of each (a busy machine slows single
+    runs; interleaving and the minimum keep that from choosing)."""
+    runtimes: dict[str, LlamaRuntime] = {}
+    try:
+        for weights, path in paths.items():
+            runtimes[weights] = _timing_runtime(path, n_threads)
+        best: dict[str, dict[int, float]] = {w: {} for w in runtimes}
+        tokens = next(iter(runtimes.values())).tokenize(SAMPLE.read_text(), add_bos=True)
+        for _ in range(REPEATS):
+            for weights, runtime in runtimes.items():
+                for k in (1, *PASS_SIZES):
+                    seconds = _timed_pass(runtime, tokens, k)
+                    best[weights][k] = min(best[weights].get(k, seconds), seconds)
+    finally:
+        for runtime in runtimes.values():
+            runtime.close()
+    return [WeightTiming(w, times.pop(1), times) for w, times in best.items()]
+
+
+def _timing_runtime(path: Path, n_threads: int) -> LlamaRuntime:
+    runtime = LlamaRuntime(path, None)
+    try:
+        top = max(PASS_SIZES)
+        config = ContextConfig(n_cells=512, n_seq_max=1, n_threads=n_threads, n_batch=top)
+        runtime.open_context(config)
+        prompt = runtime.tokenize(SAMPLE.read_text(), add_bos=True)[:PROMPT]
+        runtime.decode(prompt, 0, 0, [PROMPT - 1])
+    except BaseException:
+        runtime.close()
+        raise
+    return runtime
+
+
+def _timed_pass(runtime: LlamaRuntime, tokens: list[int], k: int) -> float:
+    """k tokens after the prompt, logits on each (as a verification pass); then undone."""
+    started = time.perf_counter()
+    runtime.decode(tokens[PROMPT : PROMPT + k], 0, PROMPT, list(range(k)))
+    seconds = time.perf_counter() - started
+    runtime.seq_remove(0, PROMPT, -1)
+    return seconds
+
+
+def load_choice(path: Path, signature: str) -> WeightChoice | None:
+    """The saved choice when it was measured on this CPU; None otherwise or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        if data.get("cpu") != signature:
+            return None
+        timings = tuple(
+            WeightTiming(
+                t["weights"], float(t["step_s"]), {int(k): float(v) for k, v in t["pass_s"].items()}
+            )
+            for t in data["timings"]
+        )
+        return WeightChoice(str(data["weights"]), signature, timings)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _timing_from(data: dict[str, Any]) -> WeightTiming:
+    passes = {int(k): float(v) for k, v in data["pass_s"].items()}
+    return WeightTiming(str(data["weights"]), float(data["step_s"]), passes)
+
+
+def save_choice(path: Path, choice: WeightChoice) -> None:
+    """Atomically (temp file, rename): a crash mid-write leaves the old file or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "weights": choice.weights,
+        "cpu": choice.cpu,
+        "timings": [asdict(t) for t in choice.timings],
+    }
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(data, indent=1))
+    os.replace(partial, path)

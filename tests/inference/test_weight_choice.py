@@ -1,0 +1,69 @@
+"""engine.weights = "auto": the weight type measured fastest for a next edit on this CPU,
+measured once per CPU and kept in the data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from shadowtab.inference import default_model_path
+from shadowtab.inference.engines.llama_cpp import weight_choice
+from shadowtab.inference.engines.llama_cpp.weight_choice import (
+    CHOICE_FILE,
+    WeightChoice,
+    WeightTiming,
+    choose_weights,
+    cpu_signature,
+    load_choice,
+    save_choice,
+)
+
+CPU = "model name\t: Some CPU\nflags\t\t: sse avx2 fma\nphysical id\t: 0\ncore id\t\t: 0\n"
+
+
+def timing(weights: str, step_s: float, pass_128_s: float) -> WeightTiming:
+    passes = {9: 3 * step_s, 17: 5 * step_s, 33: 8 * step_s, 64: 12 * step_s}
+    return WeightTiming(weights, step_s, {**passes, 128: pass_128_s})
+
+
+def test_the_cpu_signature_follows_the_model_and_the_flags() -> None:
+    same_flags_reordered = CPU.replace("sse avx2 fma", "fma sse avx2")
+    assert cpu_signature(CPU) == cpu_signature(same_flags_reordered)
+    assert cpu_signature(CPU) != cpu_signature(CPU.replace("avx2", "avx512_bf16"))
+    assert cpu_signature(CPU) != cpu_signature(CPU.replace("Some CPU", "Other CPU"))
+
+
+def test_faster_passes_make_the_expected_next_edit_shorter() -> None:
+    slow, fast = timing("q8_0", 0.01, 0.30), timing("bf16", 0.01, 0.15)
+    assert fast.expected_next_edit_s() < slow.expected_next_edit_s()
+    assert fast.cost_curve()[0] == (1, 1.0)
+    assert dict(fast.cost_curve())[128] == pytest.approx(15.0)
+
+
+def test_a_choice_is_kept_for_its_cpu_only(tmp_path: Path) -> None:
+    path = tmp_path / CHOICE_FILE
+    choice = WeightChoice("bf16", "cpu-a", (timing("q8_0", 0.01, 0.3), timing("bf16", 0.01, 0.2)))
+    save_choice(path, choice)
+    loaded = load_choice(path, "cpu-a")
+    assert loaded is not None and loaded.weights == "bf16" and not loaded.measured_now
+    assert loaded.timings == choice.timings
+    assert load_choice(path, "cpu-b") is None  # another CPU: measure again
+    path.write_text("{not json")
+    assert load_choice(path, "cpu-a") is None  # unreadable: measure again, never fail
+
+
+def test_the_packaged_model_is_measured_once_then_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(weight_choice, "REPEATS", 1)
+    first = choose_weights(default_model_path(), tmp_path, 1, candidates=("q8_0", "f16"))
+    assert first.measured_now and first.weights in ("q8_0", "f16")
+    assert {t.weights for t in first.timings} == {"q8_0", "f16"}
+    saved = json.loads((tmp_path / CHOICE_FILE).read_text())
+    assert saved["weights"] == first.weights and saved["cpu"] == cpu_signature()
+    assert all(t.step_s > 0 and t.pass_s[128] > 0 for t in first.timings)
+
+    again = choose_weights(default_model_path(), tmp_path, 1, candidates=("q8_0", "f16"))
+    assert not again.measured_now and again.weights == first.weights
+    assert "pass_cost_steps" in again.describe()
