@@ -195,6 +195,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"adapter:        {_adapter_line(engine)}",
         *([f"weights:        {engine['weights']}"] if engine.get("weights") else []),
         *([f"threads:        {engine['threads']}"] if engine.get("threads") else []),
+        *([f"kv cache:       {engine['kv_type']}"] if engine.get("kv_type") else []),
         f"engine worker:  {_worker_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",

@@ -56,6 +56,8 @@ class Settings:
     # llama.cpp, the packaged model: its Q4_1 weights converted once (cached in the data
     # dir) to this type, or "as-is" (see README, "Measured here")
     weights: str = "q8_0"
+    # llama.cpp: the KV cache's element type, "f16" or "q8_0" (benchmarks/kv_quant.py)
+    kv_type: str = "f16"
     # openai: the prompt format of the adapter the server applies (None: none declared)
     adapter_format: str | None = None
     lint_debounce_ms: int = 150
@@ -87,6 +89,7 @@ class Settings:
             timeout_s=self.timeout_s,
             adapter=self.adapter,
             weights=self.weights,
+            kv_type=self.kv_type,
             adapter_format=self.adapter_format,
             adapter_formats=tuple(FORMATS),
             process=self.engine_process,
@@ -136,6 +139,7 @@ class Settings:
             "timeout_s": self.timeout_s,
             "adapter": self.adapter,
             "weights": self.weights,
+            "kv_type": self.kv_type,
             "adapter_format": self.adapter_format,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
@@ -237,6 +241,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         timeout_s=engine.get("timeout_s", defaults.timeout_s),
         adapter=_adapter(engine, defaults.adapter),
         weights=engine.get("weights", defaults.weights),
+        kv_type=engine.get("kv_type", defaults.kv_type),
         adapter_format=engine.get("adapter_format", defaults.adapter_format),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),

@@ -17,6 +17,8 @@ EngineProcess = Literal["worker", "inline"]  # as inference's EngineOptions.proc
 # engine.weights: what the packaged model's weights are converted to (llama.cpp), as
 # inference's EngineOptions.weights; "as-is" keeps the packaged Q4_1
 WEIGHT_TYPES: tuple[str, ...] = ("q8_0", "bf16", "f16", "q4_0", "as-is")
+# engine.kv_type: the KV cache's element type (llama.cpp), as inference's KV_TYPES
+KV_TYPES: tuple[str, ...] = ("f16", "q8_0")
 
 
 class ConfigError(ValueError):
@@ -56,6 +58,12 @@ ENGINE_PROCESSES: tuple[str, ...] = get_args(EngineProcess)
 def _weights(value: Any) -> str | None:
     if value not in WEIGHT_TYPES:
         return f"expected one of {', '.join(map(repr, WEIGHT_TYPES))}, got {_describe(value)}"
+    return None
+
+
+def _kv_type(value: Any) -> str | None:
+    if value not in KV_TYPES:
+        return f"expected one of {', '.join(map(repr, KV_TYPES))}, got {_describe(value)}"
     return None
 
 
@@ -147,6 +155,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "timeout_s": _positive_number,  # openai
         "adapter": _string,  # "default" | "none" | a GGUF LoRA file or a peft directory
         "weights": _weights,  # llama.cpp, the packaged model: the type it is converted to
+        "kv_type": _kv_type,  # llama.cpp: the KV cache's element type
         "adapter_format": _adapter_format,  # openai: the served adapter's prompt format
     },
     "debounce": {
@@ -199,6 +208,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_OPENAI_API_KEY": EnvKey("engine", "api_key", str),
     "SHADOWTAB_ADAPTER": EnvKey("engine", "adapter", str),
     "SHADOWTAB_WEIGHTS": EnvKey("engine", "weights", str),
+    "SHADOWTAB_KV_TYPE": EnvKey("engine", "kv_type", str),
     "SHADOWTAB_ADAPTER_FORMAT": EnvKey("engine", "adapter_format", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),

@@ -31,6 +31,7 @@ def create_engine(
             requantize_to=None if options.weights == "as-is" else options.weights,
             adapter=options.adapter,
             adapter_formats=options.adapter_formats,
+            kv_type=options.kv_type,
         )
     if options.kind == "torch":
         return _torch_engine(options, on_progress)

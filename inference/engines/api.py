@@ -89,6 +89,9 @@ class EngineOptions:
     # engine.weights (llama.cpp, the packaged model only): the type its weights are
     # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), or "as-is"
     weights: str = "q8_0"
+    # engine.kv_type (llama.cpp): the KV cache's element type, "f16" or "q8_0" (a q8_0
+    # cache holds 1.88x the tokens in the same kv_cache_mb; benchmarks/kv_quant.py)
+    kv_type: str = "f16"
     # engine.adapter_format (openai): the prompt format of the adapter the server applies
     # to its model; stats() report it and the predictor's format "auto" renders it
     adapter_format: str | None = None

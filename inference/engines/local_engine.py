@@ -93,7 +93,7 @@ class LocalEngine:
             self._state = "failed"
             raise
         self._runtime, self._cache = runtime, cache
-        self._cache_snapshot = cache.info(runtime.shape.kv_bytes_per_token())
+        self._cache_snapshot = cache.info(self._kv_bytes_per_token(runtime))
         self._state = "ready"
 
     def _open(
@@ -221,7 +221,7 @@ class LocalEngine:
     def cache_info(self) -> CacheInfo:
         runtime, cache = self._ready()
         with self._gate.real():
-            return cache.info(runtime.shape.kv_bytes_per_token())
+            return cache.info(self._kv_bytes_per_token(runtime))
 
     def stats(self) -> dict[str, Any]:
         """Never blocks (the daemon may call it from its event loop): the cache figures are
@@ -243,6 +243,10 @@ class LocalEngine:
         }
 
     # internals
+
+    def _kv_bytes_per_token(self, runtime: LlamaRuntime) -> int:
+        """What one cached token costs in the KV cache as configured (cache_info())."""
+        return runtime.shape.kv_bytes_per_token()
 
     def _before_request(self, runtime: LlamaRuntime) -> None:
         """Inside the gate, before a request computes (llama.cpp: choose its threads)."""
@@ -306,7 +310,7 @@ class LocalEngine:
 
     def _add_totals(self, stats: RequestStats) -> None:
         if self._runtime is not None and self._cache is not None:  # called inside the gate
-            self._cache_snapshot = self._cache.info(self._runtime.shape.kv_bytes_per_token())
+            self._cache_snapshot = self._cache.info(self._kv_bytes_per_token(self._runtime))
         for key in (
             "prompt_tokens",
             "reused_prompt_tokens",

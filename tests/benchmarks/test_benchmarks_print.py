@@ -25,6 +25,7 @@ REDUCED_RUNS = {
     "speculative_edits.py": (["--quick"], None),
     "kv_reuse.py": (["--quick"], None),
     "python_overhead.py": (["--quick"], "worst_python_share"),
+    "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),
     "next_edit_latency.py": (["--quick"], "next_edit_p50_ms"),
     # Torture scripts exit 1 when a must-be-0 figure is not 0.
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),

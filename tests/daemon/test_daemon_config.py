@@ -247,6 +247,23 @@ def test_the_weight_type_is_q8_0_unless_pinned(
     assert settings.describe()["weights"] == "as-is"
 
 
+def test_the_kv_type_reaches_the_engine_options(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    default = load_settings(workspace)
+    assert default.engine_options().kv_type == default.kv_type == Settings.kv_type
+    (workspace / "shadowtab.toml").write_text('[engine]\nkv_type = "q8_0"\n')
+    assert load_settings(workspace).engine_options().kv_type == "q8_0"
+    monkeypatch.setenv("SHADOWTAB_KV_TYPE", "f16")  # the environment wins
+    settings = load_settings(workspace)
+    assert settings.engine_options().kv_type == "f16"
+    assert settings.describe()["kv_type"] == "f16"
+    monkeypatch.setenv("SHADOWTAB_KV_TYPE", "fp8")
+    with pytest.raises(ConfigError, match=r"SHADOWTAB_KV_TYPE.*engine\.kv_type.*'f16', 'q8_0'"):
+        load_settings(workspace)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -256,6 +273,8 @@ def test_the_weight_type_is_q8_0_unless_pinned(
         ('api_key = ""', "non-empty"),
         ('process = "thread"', "engine.process.*'worker', 'inline'"),
         ('weights = "q5_k"', "engine.weights.*'q8_0', 'bf16'"),
+        ('kv_type = "q4_0"', "engine.kv_type.*'f16', 'q8_0'"),
+        ("kv_type = 8", "engine.kv_type.*got int 8"),
         ('adapter_format = "auto"', "engine.adapter_format.*'shadowtab'"),
     ],
 )

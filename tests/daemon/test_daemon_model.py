@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from daemon_helpers import DaemonEnv
 from shadowtab.daemon.client import request, start_daemon
+from shadowtab.daemon.config import Settings
 
 LOAD_TIMEOUT_S = 180
 
@@ -50,6 +51,8 @@ def test_real_model_loads_in_the_background(
     # the packaged Q4_1 converted to the default weight type; threads as chosen now
     assert engine["weights"] == "q8_0" and "weights:        q8_0" in done.stdout
     assert engine["threads"] >= 1 and f"threads:        {engine['threads']}" in done.stdout
+    kv_type = Settings().kv_type  # the KV cache's element type (engine.kv_type)
+    assert engine["kv_type"] == kv_type and f"kv cache:       {kv_type}" in done.stdout
 
 
 def test_openai_engine_status_names_server_and_model_never_the_key(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from ..api import EngineError
+from ..api import EngineError, ModelLoadError
 from ..local_engine import (  # re-exported: they were defined here first
     MAX_CANDIDATES,
     MB,
@@ -21,8 +21,9 @@ from ..local_engine import (  # re-exported: they were defined here first
 from .adapter import AdapterError, resolve
 from .cpu_load import ThreadChooser
 from .kv_cache import PrefixCache
+from .kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
 from .model_files import requantize
-from .runtime import ContextConfig, LlamaRuntime
+from .runtime import ContextConfig, LlamaRuntime, ModelShape
 
 __all__ = [
     "DEFAULT_REQUANTIZATION",
@@ -67,11 +68,17 @@ class LlamaCppEngine(LocalEngine):
         requantize_to: str | None = DEFAULT_REQUANTIZATION,
         adapter: str | None = "default",
         adapter_formats: Collection[str] | None = None,
+        kv_type: str = DEFAULT_KV_TYPE,
+        flash_attention: bool | None = None,
     ) -> None:
         """With no model_path the packaged model is used; with a data_dir it is first
         requantized to `requantize_to` (once, cached there): measured faster, see
         benchmarks/requantize.py. A configured model is used as it is. `adapter`: a GGUF
-        LoRA file, "default" or "none" (see LocalEngine)."""
+        LoRA file, "default" or "none" (see LocalEngine). `kv_type`: the KV cache's
+        element type (engine.kv_type; kv_types.py). `flash_attention`: None lets llama.cpp
+        choose, on where the KV type needs it (benchmarks/kv_quant.py pins it)."""
+        self.kv: KvType = kv_type_named(kv_type)  # before loading: a bad value fails fast
+        self.flash_attention = flash_attention
         super().__init__(
             model_path, n_ctx, n_threads, kv_cache_mb, data_dir, adapter, adapter_formats
         )
@@ -86,14 +93,17 @@ class LlamaCppEngine(LocalEngine):
     ) -> tuple[LlamaRuntime, PrefixCache]:
         self.loaded_model_path = self._model_file()
         runtime = LlamaRuntime(self.loaded_model_path, on_progress)
-        capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token()
+        capacity = int(self.kv_cache_mb * MB) // self._kv_bytes_per_token(runtime)
         config = ContextConfig(
             n_cells=max(self.n_ctx, capacity),
             n_seq_max=TIE_SEQ + 1,
             n_threads=self.n_threads,
             n_batch=BATCH_TOKENS,
+            kv=self.kv,
+            flash_attention=self.flash_attention,
         )
         try:
+            check_kv_type(runtime.shape, self.kv)
             runtime.open_context(config)
         except BaseException:
             runtime.close()
@@ -106,9 +116,13 @@ class LlamaCppEngine(LocalEngine):
         return {
             **super().stats(),
             "weights": self._weights_in_use(),
+            "kv_type": self.kv.name,
             "threads_now": self._threads.current,  # fewer while other processes are busy
             "other_processes_busy_cores": round(self._threads.others_busy, 2),
         }
+
+    def _kv_bytes_per_token(self, runtime: LlamaRuntime) -> int:
+        return runtime.shape.kv_bytes_per_token(self.kv)
 
     def _before_request(self, runtime: LlamaRuntime) -> None:
         runtime.set_threads(self._threads.choose())
@@ -146,3 +160,13 @@ class LlamaCppEngine(LocalEngine):
         except (EngineError, OSError) as exc:  # a slower model beats no model
             logger.warning("using %s as it is: %s", self.model_path, exc)
             return self.model_path
+
+
+def check_kv_type(shape: ModelShape, kv: KvType) -> None:
+    """llama.cpp quantizes a KV row per head: the head sizes must be whole blocks."""
+    dims = {shape.head_dim_k, shape.head_dim_v}
+    if any(dim % kv.block_elements for dim in dims):
+        raise ModelLoadError(
+            f"engine.kv_type = {kv.name!r} needs head sizes that are multiples of "
+            f"{kv.block_elements}; this model's are {sorted(dims)}: use 'f16'"
+        )

@@ -15,13 +15,15 @@ import numpy.typing as npt
 
 from ..api import EngineError, ModelLoadError
 from . import adapter as lora
+from .kv_types import KV_TYPES, KvType
 from .model_files import check_gguf_file
 
 # llama-cpp-python's log callback prints every llama.cpp line unless its logger says otherwise.
 logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
 llama_cpp.llama_backend_init()
 
-F16_BYTES = 2
+F16 = KV_TYPES["f16"]
+GGML_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0}
 
 
 @dataclass(frozen=True)
@@ -34,14 +36,12 @@ class ModelShape:
     n_vocab: int
     n_ctx_train: int
 
-    def kv_bytes_per_token(self, bytes_per_element: int = F16_BYTES) -> int:
-        """K and V for every layer and KV head: GQA/MQA models need proportionally less."""
-        return (
-            self.n_layer
-            * self.n_head_kv
-            * (self.head_dim_k + self.head_dim_v)
-            * (bytes_per_element)
-        )
+    def kv_bytes_per_token(self, kv: KvType = F16) -> int:
+        """K and V for every layer and KV head, in the cache's element type (one row of each
+        per layer, as llama.cpp lays them out): GQA/MQA models need proportionally less."""
+        k_row = kv.row_bytes(self.n_head_kv * self.head_dim_k)
+        v_row = kv.row_bytes(self.n_head_kv * self.head_dim_v)
+        return self.n_layer * (k_row + v_row)
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,18 @@ class ContextConfig:
     n_seq_max: int
     n_threads: int
     n_batch: int  # most tokens one decode call may take
+    kv: KvType = F16  # the KV cache's element type (K and V alike)
+    # None: llama.cpp's choice ("auto"), on where the KV type needs it (a quantized V)
+    flash_attention: bool | None = None
+
+    def flash_attn_type(self) -> int:
+        if self.flash_attention is None and not self.kv.needs_flash_attention:
+            return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO)
+        if self.flash_attention is False and self.kv.needs_flash_attention:
+            raise EngineError(f"a {self.kv.name} KV cache needs flash attention")
+        if self.flash_attention is False:
+            return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+        return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED)
 
 
 def _load_model(path: Path, on_progress: Callable[[float], None] | None) -> ctypes.c_void_p:
@@ -132,6 +144,8 @@ class LlamaRuntime:
         params.n_threads_batch = config.n_threads
         params.kv_unified = True  # all sequences share the cells: seq_cp shares, not copies
         params.no_perf = True
+        params.type_k = params.type_v = GGML_TYPES[config.kv.name]
+        params.flash_attn_type = config.flash_attn_type()
         if not self._model:
             raise EngineError("the model is closed")
         ctx = llama_cpp.llama_init_from_model(self._model, params)
