@@ -9,12 +9,19 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM raises SystemExit, so that `finally` blocks stop the servers started
+    (Python's default would end the process and leave them running)."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def free_port() -> int:

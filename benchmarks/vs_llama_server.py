@@ -42,7 +42,7 @@ from typing import Any
 
 import httpx
 from kv_reuse import TYPED, inline_prompt, keystrokes, source_file
-from serving import free_port, serving
+from serving import exit_on_sigterm, free_port, serving
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 
@@ -83,10 +83,11 @@ class Sizes:
     typed: str
     rewrites: int
     rewrite_max_tokens: int  # at most; else the original's length and a few tokens
+    rounds: int  # of every rewrite case, who goes first rotating
 
 
-FULL = Sizes(typed=TYPED, rewrites=len(REWRITES), rewrite_max_tokens=256)
-QUICK = Sizes(typed=TYPED[:10], rewrites=2, rewrite_max_tokens=32)
+FULL = Sizes(typed=TYPED, rewrites=len(REWRITES), rewrite_max_tokens=256, rounds=2)
+QUICK = Sizes(typed=TYPED[:10], rewrites=2, rewrite_max_tokens=32, rounds=1)
 
 
 class LlamaServer:
@@ -163,13 +164,19 @@ def server_command(
     ]  # fmt: skip
 
 
+def kv_type(engine: LlamaCppEngine) -> str:
+    """The engine's KV cache element type, for the server's too (f16 where the engine
+    does not say: llama.cpp's default)."""
+    return str(engine.stats().get("kv_type", "f16"))
+
+
 @contextmanager
 def llama_server(
     binary: Path, engine: LlamaCppEngine, spec: str | None, logs: Path
 ) -> Iterator[LlamaServer]:
     port = free_port()
     command = server_command(
-        binary, engine.loaded_model_path, port, engine.n_threads, engine.kv.name, spec
+        binary, engine.loaded_model_path, port, engine.n_threads, kv_type(engine), spec
     )
     log = logs / f"llama-server-{spec or 'plain'}.log"
     with serving(command, f"http://127.0.0.1:{port}/health", log):
@@ -228,41 +235,70 @@ def rewrite_cases(count: int) -> list[tuple[str, str]]:
     return cases
 
 
+def first_difference(text: str, reference: str) -> str:
+    """Where `text` first differs from `reference`: "character/length" of the reference."""
+    same = next(
+        (i for i, (a, b) in enumerate(zip(text, reference, strict=False)) if a != b),
+        min(len(text), len(reference)),
+    )
+    return f"{same}/{len(reference)}"
+
+
+def answer_case(
+    engine: LlamaCppEngine,
+    servers: dict[str, LlamaServer],
+    case: tuple[str, str],
+    sizes: Sizes,
+    turn: int,
+) -> dict[str, Answer]:
+    """One rewrite on every side, its prompt cached on each first; who goes first rotates
+    with `turn`."""
+    prompt, code = case
+    sides: dict[str, Side] = {"ours": ours_rewrite(engine, code)}
+    sides |= {name: server.complete for name, server in servers.items()}
+    engine.warm(prompt)
+    for server in servers.values():
+        server.warm(prompt)
+    names = list(sides)
+    order = names[turn % len(names) :] + names[: turn % len(names)]
+    budget = min(sizes.rewrite_max_tokens, len(engine.tokenize(code)) + REWRITE_SLACK)
+    return {name: sides[name](prompt, budget) for name in order}
+
+
 def rewrites(
     engine: LlamaCppEngine, servers: dict[str, LlamaServer], sizes: Sizes
 ) -> dict[str, Any]:
-    """Each case on every side (which goes first rotates), the prompt cached on each side
-    first; tokens per second of wall time over all cases (tok_s_own: of the time each side
-    reports, the server's without HTTP)."""
+    """Tokens per second of wall time over all cases (tok_s_own: of the time each side
+    reports, the server's without HTTP), and where outputs differ from the plain server's."""
     names = ["ours", *servers]
-    seconds = dict.fromkeys(names, 0.0)
-    own_seconds = dict.fromkeys(names, 0.0)
+    seconds, own_seconds = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
     tokens = dict.fromkeys(names, 0)
-    mismatches = dict.fromkeys(names, 0)
-    for index, (prompt, code) in enumerate(rewrite_cases(sizes.rewrites)):
-        sides: dict[str, Side] = {"ours": ours_rewrite(engine, code)}
-        sides |= {name: server.complete for name, server in servers.items()}
-        engine.warm(prompt)
-        for server in servers.values():
-            server.warm(prompt)
-        order = names[index % len(names) :] + names[: index % len(names)]
-        budget = min(sizes.rewrite_max_tokens, len(engine.tokenize(code)) + REWRITE_SLACK)
-        answers = {name: sides[name](prompt, budget) for name in order}
+    differ_at: dict[str, list[str]] = {name: [] for name in names if name != "server_plain"}
+    cases = rewrite_cases(sizes.rewrites)
+    turns = [
+        (case, index + rounds) for rounds in range(sizes.rounds) for index, case in enumerate(cases)
+    ]
+    for case, turn in turns:  # each round shifts who goes first
+        answers = answer_case(engine, servers, case, sizes, turn)
+        reference = answers["server_plain"].text
         for name, answer in answers.items():
             seconds[name] += answer.seconds
             own_seconds[name] += answer.own_seconds
             tokens[name] += answer.tokens
-            mismatches[name] += answer.text != answers["server_plain"].text
+            if name in differ_at and answer.text != reference:
+                differ_at[name].append(first_difference(answer.text, reference))
     speeds = {name: round(tokens[name] / seconds[name], 1) for name in names}
     best = max(servers, key=lambda name: speeds[name])
     return {
         "cases": sizes.rewrites,
+        "rounds": sizes.rounds,
         "tokens": tokens,
         "tok_s": speeds,
         "tok_s_own": {name: round(tokens[name] / own_seconds[name], 1) for name in names},
         "server_best": best,
         "ours_over_server_best": round(speeds["ours"] / speeds[best], 3),
-        "mismatches_vs_server_plain": {k: v for k, v in mismatches.items() if k != "server_plain"},
+        "mismatches_vs_server_plain": {name: len(at) for name, at in differ_at.items()},
+        "mismatch_at": differ_at,  # character of the output where it first differs / its length
     }
 
 
@@ -291,7 +327,7 @@ def run(quick: bool, data_dir: Path, binary: Path, logs: Path) -> dict[str, Any]
         "quick": quick,
         "model": engine.loaded_model_path.name,
         "threads": engine.n_threads,
-        "kv_type": engine.kv.name,
+        "kv_type": kv_type(engine),
         "server_spec_type": spec,
         "keystroke": keys,
         "rewrite": edits,
@@ -316,6 +352,7 @@ def main() -> int:
         return 0
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         parser.error(f"not an executable file: {binary}")
+    exit_on_sigterm()  # a terminated run stops its servers too
     with tempfile.TemporaryDirectory() as scratch:
         line = run(args.quick, args.data_dir or Path(scratch), binary, Path(scratch))
     print(json.dumps(line))
