@@ -28,6 +28,8 @@ def _fresh_env(base: Path, engine_kind: str) -> dict[str, str]:
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         env[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
     env["SHADOWTAB_ENGINE_KIND"] = engine_kind
+    # a fresh data dir: "auto" would measure the weight types first (once per machine)
+    env["SHADOWTAB_WEIGHTS"] = "q8_0"
     return env
 
 

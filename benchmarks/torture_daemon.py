@@ -122,6 +122,8 @@ def start(base: Path, engine_kind: str, threads: int = 1, **settings: str) -> di
         os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
     os.environ["SHADOWTAB_ENGINE_KIND"] = engine_kind
     os.environ["SHADOWTAB_THREADS"] = str(threads)
+    # weights = "auto" would measure them in every fresh data dir: not what is tortured
+    os.environ.setdefault("SHADOWTAB_WEIGHTS", "q8_0")
     for key, value in settings.items():
         os.environ[f"SHADOWTAB_{key.upper()}"] = value
     from shadowtab.daemon.client import start_daemon

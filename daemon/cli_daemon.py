@@ -155,6 +155,17 @@ def _print_not_running(reason: str, log_file: str, as_json: bool) -> None:
         print(f"shadowtab daemon: {reason}\nlog:            {log_file}")
 
 
+def _weights_line(engine: dict[str, Any]) -> str:
+    """The weight type; with engine.weights = "auto", what the measurement expected."""
+    choice = engine.get("weights_choice")
+    if not isinstance(choice, dict):
+        return str(engine["weights"])
+    expected = ", ".join(
+        f"{name} {ms:.0f} ms" for name, ms in (choice.get("expected_next_edit_ms") or {}).items()
+    )
+    return f"{engine['weights']} (auto, measured on this CPU; expected next edit: {expected})"
+
+
 def _engine_line(engine: dict[str, Any]) -> str:
     line = f"{engine.get('kind', '?')} on {engine.get('device') or '-'}"
     return line + (f", adapter {engine['adapter']}" if engine.get("adapter") else "")
@@ -193,7 +204,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"model:          {model_state} {engine.get('model') or ''}".rstrip(),
         f"engine:         {_engine_line(engine)}",
         f"adapter:        {_adapter_line(engine)}",
-        *([f"weights:        {engine['weights']}"] if engine.get("weights") else []),
+        *([f"weights:        {_weights_line(engine)}"] if engine.get("weights") else []),
         *([f"threads:        {engine['threads']}"] if engine.get("threads") else []),
         *([f"kv cache:       {engine['kv_type']}"] if engine.get("kv_type") else []),
         f"engine worker:  {_worker_line(engine)}",

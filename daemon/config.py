@@ -55,7 +55,7 @@ class Settings:
     adapter: str = "default"
     # llama.cpp, the packaged model: its Q4_1 weights converted once (cached in the data
     # dir) to this type, or "as-is" (see README, "Measured here")
-    weights: str = "q8_0"
+    weights: str = "auto"
     # llama.cpp: the KV cache's element type, "f16" or "q8_0" (benchmarks/kv_quant.py)
     kv_type: str = "f16"
     # openai: the prompt format of the adapter the server applies (None: none declared)

@@ -15,8 +15,9 @@ EngineKind = Literal["llama.cpp", "torch", "openai", "off"]  # as inference's En
 ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
 EngineProcess = Literal["worker", "inline"]  # as inference's EngineOptions.process
 # engine.weights: what the packaged model's weights are converted to (llama.cpp), as
-# inference's EngineOptions.weights; "as-is" keeps the packaged Q4_1
-WEIGHT_TYPES: tuple[str, ...] = ("q8_0", "bf16", "f16", "q4_0", "as-is")
+# inference's EngineOptions.weights; "auto" measures which is fastest on this CPU (once,
+# kept per CPU); "as-is" keeps the packaged Q4_1
+WEIGHT_TYPES: tuple[str, ...] = ("auto", "q8_0", "bf16", "f16", "q4_0", "as-is")
 # engine.kv_type: the KV cache's element type (llama.cpp), as inference's KV_TYPES
 KV_TYPES: tuple[str, ...] = ("f16", "q8_0")
 

@@ -151,6 +151,8 @@ class EngineHost:
             "device": described.get("device") or _device_setting(options),
             "model": described.get("model") or _model_setting(options),
             "weights": described.get("weights"),  # llama.cpp: what the weights became
+            # engine.weights = "auto": the measurement that chose them
+            "weights_choice": described.get("weights_choice"),
             "kv_type": described.get("kv_type"),  # llama.cpp: the KV cache's element type
             "threads": described.get("threads_now"),  # llama.cpp: in use, fewer under load
             "adapter": described.get("adapter") or options.adapter_path,

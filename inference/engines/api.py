@@ -87,7 +87,8 @@ class EngineOptions:
     # model). openai: the server applies its adapter; a local path is refused (stats say)
     adapter: str = "default"
     # engine.weights (llama.cpp, the packaged model only): the type its weights are
-    # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), or "as-is"
+    # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), "auto" (the
+    # one measured fastest on this CPU: llama_cpp/weight_choice.py), or "as-is"
     weights: str = "q8_0"
     # engine.kv_type (llama.cpp): the KV cache's element type, "f16" or "q8_0" (a q8_0
     # cache holds 1.88x the tokens in the same kv_cache_mb; benchmarks/kv_quant.py)

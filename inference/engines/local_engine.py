@@ -25,7 +25,8 @@ from .api import (
 )
 from .llama_cpp.cpu_load import physical_cores
 from .llama_cpp.decoding import SequenceWriter, prefill_only
-from .llama_cpp.generation import GenerationRequest, run_generation
+from .llama_cpp.draft import DraftPolicy
+from .llama_cpp.generation import DRAFT_POLICY, GenerationRequest, run_generation
 from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.model_files import default_model_path
 from .llama_cpp.runtime import LlamaRuntime
@@ -248,6 +249,11 @@ class LocalEngine:
         """What one cached token costs in the KV cache as configured (cache_info())."""
         return runtime.shape.kv_bytes_per_token()
 
+    def _draft_policy(self) -> DraftPolicy:
+        """Draft lengths by the pass costs of this engine's weights (llama.cpp: measured
+        when engine.weights is "auto"; otherwise issue 12's Q8_0 table)."""
+        return DRAFT_POLICY
+
     def _before_request(self, runtime: LlamaRuntime) -> None:
         """Inside the gate, before a request computes (llama.cpp: choose its threads)."""
 
@@ -293,6 +299,7 @@ class LocalEngine:
                 PREFILL_CHUNK,
                 RESIDENT_PREFIXES,
                 self._tie_seq(),
+                self._draft_policy(),
             )
             completion = run_generation(
                 runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)

@@ -24,6 +24,7 @@ def test_real_model_loads_in_the_background(
     daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "llama.cpp")
+    monkeypatch.setenv("SHADOWTAB_WEIGHTS", "q8_0")  # not measured: weights are not tested here
     monkeypatch.setenv("SHADOWTAB_THREADS", "2")
     status = start_daemon(timeout=30)
     daemon_env.seen_pids.add(status["pid"])

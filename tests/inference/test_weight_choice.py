@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from shadowtab.inference import default_model_path
+from shadowtab.inference import LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.llama_cpp import weight_choice
 from shadowtab.inference.engines.llama_cpp.weight_choice import (
     CHOICE_FILE,
@@ -67,3 +67,21 @@ def test_the_packaged_model_is_measured_once_then_read_back(
     again = choose_weights(default_model_path(), tmp_path, 1, candidates=("q8_0", "f16"))
     assert not again.measured_now and again.weights == first.weights
     assert "pass_cost_steps" in again.describe()
+
+
+def test_an_engine_with_auto_weights_loads_the_measured_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(weight_choice, "REPEATS", 1)
+    monkeypatch.setattr(weight_choice, "CANDIDATES", ("q8_0", "f16"))
+    engine = LlamaCppEngine(n_ctx=512, kv_cache_mb=16, data_dir=tmp_path, requantize_to="auto")
+    try:
+        stats = engine.stats()
+        assert stats["weights"] in ("q8_0", "f16")
+        assert stats["weights_choice"]["choice"] == stats["weights"]
+        assert f"requant-{stats['weights']}" in engine.loaded_model_path.name
+        measured = dict(engine._draft_policy().cost_curve)  # draft lengths follow it
+        assert set(measured) == {1, *weight_choice.PASS_SIZES}
+        assert engine.rewrite("def f():\n", "    return 1\n", 8).texts[0]
+    finally:
+        engine.close()

@@ -20,10 +20,12 @@ from ..local_engine import (  # re-exported: they were defined here first
 )
 from .adapter import AdapterError, resolve
 from .cpu_load import ThreadChooser
+from .draft import DraftPolicy
 from .kv_cache import PrefixCache
 from .kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
 from .model_files import requantize
 from .runtime import ContextConfig, LlamaRuntime, ModelShape
+from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights
 
 __all__ = [
     "DEFAULT_REQUANTIZATION",
@@ -83,6 +85,8 @@ class LlamaCppEngine(LocalEngine):
             model_path, n_ctx, n_threads, kv_cache_mb, data_dir, adapter, adapter_formats
         )
         self._requantize_to = None if model_path else requantize_to
+        self.weight_choice: WeightChoice | None = None  # engine.weights = "auto": measured
+        self._policy = DraftPolicy()
         # set threads stay as set; by default fewer while other processes keep cores busy
         self._threads = ThreadChooser(self.n_threads, adaptive=not n_threads)
         if load:
@@ -91,7 +95,7 @@ class LlamaCppEngine(LocalEngine):
     def _open(
         self, on_progress: Callable[[float], None] | None
     ) -> tuple[LlamaRuntime, PrefixCache]:
-        self.loaded_model_path = self._model_file()
+        self.loaded_model_path = self._model_file(on_progress)
         runtime = LlamaRuntime(self.loaded_model_path, on_progress)
         capacity = int(self.kv_cache_mb * MB) // self._kv_bytes_per_token(runtime)
         config = ContextConfig(
@@ -116,6 +120,7 @@ class LlamaCppEngine(LocalEngine):
         return {
             **super().stats(),
             "weights": self._weights_in_use(),
+            **({"weights_choice": self.weight_choice.describe()} if self.weight_choice else {}),
             "kv_type": self.kv.name,
             "threads_now": self._threads.current,  # fewer while other processes are busy
             "other_processes_busy_cores": round(self._threads.others_busy, 2),
@@ -130,10 +135,16 @@ class LlamaCppEngine(LocalEngine):
     def _tie_seq(self) -> int | None:
         return TIE_SEQ if NEAR_TIE_CHECK else None
 
+    def _draft_policy(self) -> DraftPolicy:
+        return self._policy
+
     def _weights_in_use(self) -> str:
         """The engine.weights in effect: the converted type, or "as-is"."""
-        converted = self.loaded_model_path != self.model_path
-        return self._requantize_to if converted and self._requantize_to else "as-is"
+        if self.loaded_model_path == self.model_path:
+            return "as-is"
+        if self.weight_choice is not None:
+            return self.weight_choice.weights
+        return self._requantize_to or "as-is"
 
     def _attach_adapter(self, runtime: LlamaRuntime) -> None:
         """A bad adapter costs the fine-tuning, never the engine: log it, say it in
@@ -150,16 +161,33 @@ class LlamaCppEngine(LocalEngine):
         else:
             self.adapter_file = choice.path
 
-    def _model_file(self) -> Path:
+    def _model_file(self, on_progress: Callable[[float], None] | None = None) -> Path:
         if self._requantize_to is None or self.data_dir is None:
             return self.model_path
+        weights = self._requantize_to
+        if weights == AUTO:
+            weights = self._measured_weights(on_progress)
         try:
-            return requantize(
-                self.model_path, self._requantize_to, self.data_dir / "models", self.n_threads
-            )
+            return requantize(self.model_path, weights, self.data_dir / "models", self.n_threads)
         except (EngineError, OSError) as exc:  # a slower model beats no model
             logger.warning("using %s as it is: %s", self.model_path, exc)
             return self.model_path
+
+    def _measured_weights(self, on_progress: Callable[[float], None] | None) -> str:
+        """engine.weights = "auto": the type measured fastest on this CPU (the draft
+        lengths then follow its measured pass costs); FALLBACK when measuring fails."""
+        assert self.data_dir is not None
+        try:
+            self.weight_choice = choose_weights(
+                self.model_path, self.data_dir / "models", self.n_threads, on_progress
+            )
+        except (EngineError, OSError) as exc:
+            logger.warning("engine.weights auto: measuring failed (%s); using %s", exc, FALLBACK)
+            return FALLBACK
+        curve = self.weight_choice.curve()
+        if curve is not None:
+            self._policy = DraftPolicy(cost_curve=curve)
+        return self.weight_choice.weights
 
 
 def check_kv_type(shape: ModelShape, kv: KvType) -> None:

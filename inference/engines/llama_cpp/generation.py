@@ -43,6 +43,7 @@ class GenerationRequest:
     prefill_chunk: int = 128
     first_spare_seq: int = 8  # sequences from here on are free for extra candidates
     tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (decoding.py)
+    policy: DraftPolicy = DRAFT_POLICY  # draft lengths by this engine's pass-cost curve
 
 
 def run_generation(
@@ -54,7 +55,7 @@ def run_generation(
 ) -> Completion:
     started = time.perf_counter()
     stats = RequestStats()
-    reserve = request.max_tokens + DRAFT_POLICY.k_max + 1
+    reserve = request.max_tokens + request.policy.k_max + 1
     tokens = prompt_tokens(runtime, request.prompt, reserve, stats)
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
     writer = SequenceWriter(runtime, placement.seq, tokens[: placement.reused], guard)
@@ -68,7 +69,7 @@ def run_generation(
         )
         draft = _draft_tokens(runtime, request)
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
-        _decode_best(writer, first, draft, sink, stats, ties)
+        _decode_best(writer, first, draft, sink, stats, ties, request.policy)
         sink.result.text = sink.text.finish()
         found = [sink.result]
         if request.n > 1 and draft is None:
@@ -117,9 +118,10 @@ def _decode_best(
     sink: TokenSink,
     stats: RequestStats,
     ties: TieCheck | None,
+    policy: DraftPolicy,
 ) -> None:
     if draft is not None:
-        speculative(writer, first, draft, sink, stats, DRAFT_POLICY, ties=ties)
+        speculative(writer, first, draft, sink, stats, policy, ties=ties)
     else:
         greedy(writer, first, sink)
 
@@ -224,7 +226,8 @@ def _branch(
     for i, kept in enumerate(prefix):  # the shared start, with the best one's logprobs
         sink.push(kept, logprob=best.logprobs[i] if i < len(best.logprobs) else None)
     if not sink.done:
-        speculative(writer, row, draft, sink, stats, DRAFT_POLICY, Branch(prefix, token), ties)
+        branch = Branch(prefix, token)
+        speculative(writer, row, draft, sink, stats, request.policy, branch, ties)
     stats.forward_passes += writer.passes
     sink.result.text = sink.text.finish()
     return sink.result

@@ -76,7 +76,7 @@ class WeightChoice:
                 t.weights: round(1000 * t.expected_next_edit_s(), 1) for t in self.timings
             },
             "pass_cost_steps": {
-                t.weights: {k: round(c, 2) for k, c in t.cost_curve()} for t in self.timings
+                t.weights: {str(k): round(c, 2) for k, c in t.cost_curve()} for t in self.timings
             },
         }
 
@@ -109,10 +109,11 @@ def choose_weights(
     cache_dir: Path,
     n_threads: int,
     on_progress: Callable[[float], None] | None = None,
-    candidates: Sequence[str] = CANDIDATES,
+    candidates: Sequence[str] | None = None,
 ) -> WeightChoice:
     """The cached choice for this CPU, else a new measurement (saved). Raises what
     requantizing or loading raises; the caller falls back to FALLBACK."""
+    candidates = candidates or CANDIDATES
     signature = cpu_signature()
     cached = load_choice(cache_dir / CHOICE_FILE, signature)
     if cached is not None and cached.weights in candidates:
