@@ -57,6 +57,7 @@ def edit_corpus() -> Path:
     return Path(os.environ.get("SHADOWTAB_EDIT_CORPUS", default))
 
 
+@pytest.mark.timeout(900)  # the subprocess's own limit: model benchmarks on a busy machine
 @pytest.mark.parametrize("script", sorted(REDUCED_RUNS))
 def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> None:
     args, expected_key = REDUCED_RUNS[script]
