@@ -234,7 +234,7 @@ def test_the_engine_runs_in_a_worker_unless_set_inline(
     assert settings.describe()["engine_process"] == "worker"
 
 
-def test_the_weight_type_is_q8_0_unless_pinned(
+def test_the_weight_type_is_measured_unless_pinned(
     config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = config_dirs[1]

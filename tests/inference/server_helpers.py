@@ -1,71 +1,32 @@
-"""Starting real servers for the tests: a free loopback port, waiting until /models answers."""
+"""Starting real servers for the tests: on a free loopback port in their own process
+group, ready when /models answers, the whole group stopped after. The process handling
+is benchmarks/serving.py's (the benchmarks start llama.cpp's own server with it)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from serving import free_port
+from serving import serving as serving_until_ready
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_models(url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the server at {url} did not come up in {timeout_s:g}s")
+__all__ = ["free_port", "llama_cpp_server", "serving"]
 
 
 @contextmanager
 def serving(
     command: Sequence[str], port: int, log: Path, start_s: float, stop_s: float
 ) -> Iterator[str]:
-    """Run a server command (its output to `log`) in its own process group until /models
-    answers on `port`; yield its base URL; then stop the whole group (vLLM's engine and
-    workers are child processes that outlive a terminated parent)."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            list(command), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    """Run a server command (its output to `log`) until /models answers on `port`; yield
+    its base URL; then stop the whole group (vLLM's engine and workers are child
+    processes that outlive a terminated parent)."""
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_models(url, process, start_s)
+    with serving_until_ready(command, f"{url}/models", log, start_s, stop_s):
         yield url
-    finally:
-        _stop_group(process, stop_s)
-
-
-def _stop_group(process: subprocess.Popen[bytes], stop_s: float) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(stop_s)
-    except subprocess.TimeoutExpired:
-        pass
-    except ProcessLookupError:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)  # whatever of the group is left
-    process.wait()
 
 
 @contextmanager
