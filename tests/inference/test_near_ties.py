@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from inference_samples import CLASS, FIB, JS, SORT
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.engines.llama_cpp import generation
 from shadowtab.inference.engines.llama_cpp.decoding import SequenceWriter, TieCheck, _verify
 from shadowtab.inference.engines.llama_cpp.draft import DraftPolicy
 
@@ -79,10 +78,10 @@ def test_rows_after_the_first_rejection_are_not_checked() -> None:
 
 
 @pytest.fixture
-def long_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+def long_passes(engine: LlamaCppEngine, monkeypatch: pytest.MonkeyPatch) -> None:
     """Drafts verified 127 tokens at a time from the first pass (128-token passes)."""
     policy = DraftPolicy(ladder=(63, 127), k_start=127)
-    monkeypatch.setattr(generation, "DRAFT_POLICY", policy)
+    monkeypatch.setattr(engine, "_policy", policy)
 
 
 @pytest.mark.usefixtures("long_passes")

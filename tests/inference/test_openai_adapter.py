@@ -62,12 +62,16 @@ def first_difference(a: str, b: str) -> int | None:
 
 
 def assert_same_up_to_a_near_tie(greedy: Completion, served: str) -> None:
-    """Equal, or parted where the engine's own top-2 logit gap was a near tie."""
+    """Equal, or parted where the engine's own top-2 logit gap was a near tie: at the
+    token holding the first differing character, or at the one ending just before it
+    (the other side may have taken a longer token there: "():" against "(" + "self")."""
     at = first_difference(greedy.texts[0], served)
     if at is not None:
         ends = greedy.text_offsets[0]
-        token = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
-        assert greedy.margins[token] < NEAR_TIE_GAP, (token, greedy.texts[0], served)
+        first = next((i for i, end in enumerate(ends) if end >= at), len(ends) - 1)
+        last = next((i for i, end in enumerate(ends) if end > at), len(ends) - 1)
+        gap = min(greedy.margins[first : last + 1])
+        assert gap < NEAR_TIE_GAP, (first, last, greedy.texts[0], served)
 
 
 def test_the_server_gives_the_adapters_answers(
@@ -79,6 +83,10 @@ def test_the_server_gives_the_adapters_answers(
     adapter matched on every prompt). The step-1152 adapter parts on the typing prompt
     at a near tie ("h" or "height"), where the step-587 one matched exactly."""
     assert engine.stats()["adapter"] == str(packaged_adapter())  # the local reference
+    # The local answers from a cold prompt, as the server's first: the session's engine
+    # may hold these prompts from other tests, prefilled in other batches (CLASS parted
+    # at a 0.05 gap, "():" against "(", after test_near_ties on an AVX-512 machine).
+    engine.clear_cache()
     for prompt in (typing_prompt()[0].prompt, copy_prompt()[0].prompt):
         local = engine.rewrite(prompt, "x", TOKENS, speculative=False)
         assert_same_up_to_a_near_tie(local, tuned_server.complete(prompt, TOKENS).texts[0])
