@@ -71,8 +71,9 @@ class WorkerSupervisor:
             raise EngineNotReady(f"the engine failed: {self.error}")
         if self.state == "closed":
             raise EngineNotReady("the engine is closed")
-        if self.last_crash is not None:
-            raise EngineNotReady(f"the engine worker is restarting (it {self.last_crash})")
+        crash = self.current_crash()
+        if crash is not None:
+            raise EngineNotReady(f"the engine worker is restarting (it {crash})")
         raise EngineNotReady("the model is still loading")
 
     def describe(self) -> dict[str, Any]:
@@ -81,9 +82,17 @@ class WorkerSupervisor:
             "pid": process.pid if process is not None and process.alive else None,
             "restarts": self.restarts,
             "crashes": self.crashes,
-            "last_crash": self.last_crash,
+            "last_crash": self.current_crash(),
             "failed_requests": self.failed_requests,
         }
+
+    def current_crash(self) -> str | None:
+        """Why the last worker ended, also in the moment after it died and before this
+        thread has recorded it: listeners told of the death read the reason at once."""
+        process = self.process
+        if process is not None and not process.alive and process.load_error is None:
+            return process.exit_description or self.last_crash
+        return self.last_crash
 
     def count_failed_request(self) -> None:
         self.failed_requests += 1
