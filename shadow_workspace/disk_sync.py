@@ -43,23 +43,29 @@ DiskListener = Callable[[DiskEvent], None]
 
 
 def follow_disk(store: DocumentStore, doc: ShadowDocument) -> DiskEvent | None:
-    """The file of `doc` changed on disk: follow it, rebase, or report a conflict."""
+    """The file of `doc` changed on disk: follow it, rebase, or report a conflict.
+
+    A document awaiting the editor's reload after an earlier change holds no edits: its
+    text is the disk text before that change. It follows the disk again ("changed"):
+    Path.write_text truncates, then writes, and a watcher that read the empty file first
+    must not take the full one for a conflict, nor keep the empty one as the base."""
+    edited = doc.pending and not doc.awaiting_reload
     try:
         on_disk = read_text(resolve_inside(store.root, doc.path), store.max_document_bytes)
     except ShadowError as exc:
-        return _conflict(store, doc, str(exc)) if doc.pending else _drop(store, doc, str(exc))
+        return _conflict(store, doc, str(exc)) if edited else _drop(store, doc, str(exc))
     if same_content(on_disk.base, doc.base):
         return None  # our own write, or only the mtime changed
     if on_disk.text == doc.text:
         doc.rebase(on_disk.base, on_disk.text)
         store.resolved(doc)
         return DiskEvent(doc.uri, "rebased")
-    if doc.pending:
+    if edited:
         return _conflict(store, doc, "changed on disk while shadow edits are pending")
     if not on_disk.base.exists and not doc.open:
         return _drop(store, doc, "deleted on disk")
     if doc.open:  # the editor owns the buffer; it reloads and sends the change
-        doc.rebase(on_disk.base, on_disk.text)
+        doc.rebase_under_editor(on_disk.base, on_disk.text)
         return DiskEvent(doc.uri, "changed")
     doc.replace_text(on_disk.text)
     doc.rebase(on_disk.base, on_disk.text)

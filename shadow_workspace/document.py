@@ -55,6 +55,7 @@ class ShadowDocument:
         self._revision = 0  # bumped by every change of text or base
         self._pending_at = -1
         self._pending = False
+        self._reload_at = -1  # the revision at which the disk changed under the editor
 
     def __repr__(self) -> str:
         return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
@@ -85,6 +86,14 @@ class ShadowDocument:
             self._pending = len(self._text) != len(self.base_text) or self.text != self.base_text
             self._pending_at = self._revision
         return self._pending
+
+    @property
+    def awaiting_reload(self) -> bool:
+        """The file changed on disk under the editor's buffer (a "changed" event) and
+        neither text nor base changed since: the text differs from the base only because
+        the editor has not reloaded yet, not by edits. A further disk change (the full
+        file after a truncated one, a second formatter pass) is followed, not a conflict."""
+        return self._reload_at == self._revision
 
     @property
     def eol(self) -> str:
@@ -129,6 +138,12 @@ class ShadowDocument:
         if not self.pending:  # nothing left to commit or discard
             self.model_edits = 0
             self.model_spans.clear()
+
+    def rebase_under_editor(self, base: DiskBase, base_text: str) -> None:
+        """The disk changed under the open, unedited buffer: `base` is the new base, and
+        the document awaits the editor's reload (its didChange) until its next change."""
+        self.rebase(base, base_text)
+        self._reload_at = self._revision
 
     def revert_model_edits(self) -> int:
         """Put back what the model's pending edits replaced, keeping every user edit;
