@@ -96,6 +96,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-typed", type=int, default=40, help="keystrokes at most a case")
     parser.add_argument("--threads", type=int, default=None, help="default: the engine's")
     parser.add_argument("--process", choices=("worker", "inline"), default="worker")
+    parser.add_argument(
+        "--weights", default="auto", help="engine.weights (the daemon's default: auto)"
+    )
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
     args = parser.parse_args(argv)
@@ -140,7 +143,11 @@ def fallback_case() -> Case:
 
 async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     chosen, source = trace_cases(args)
-    options: dict[str, Any] = {"kind": "llama.cpp", "process": args.process}
+    options: dict[str, Any] = {
+        "kind": "llama.cpp",
+        "process": args.process,
+        "weights": args.weights,
+    }
     if args.threads:
         options["n_threads"] = args.threads
     variant = Variant(options, "default", None)
@@ -210,6 +217,7 @@ def _call_dict(call: Call) -> dict[str, Any]:
             seconds=round(stats.seconds, 3),
             prefill_s=round(stats.first_token_seconds, 3),
             preempted=stats.preempted,
+            alternatives_skipped=stats.alternatives_skipped,
         )
     return figures
 

@@ -32,6 +32,8 @@ class RequestStats:
     # re-decided by a single-token step, and of them those where that step chose otherwise
     near_ties: int = 0
     near_tie_flips: int = 0
+    # n > 1: alternatives not decoded because the model was sure of its choice there
+    alternatives_skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,7 +26,12 @@ from .api import (
 from .llama_cpp.cpu_load import physical_cores
 from .llama_cpp.decoding import SequenceWriter, prefill_only
 from .llama_cpp.draft import DraftPolicy
-from .llama_cpp.generation import DRAFT_POLICY, GenerationRequest, run_generation
+from .llama_cpp.generation import (
+    ALTERNATIVE_MIN_P,
+    DRAFT_POLICY,
+    GenerationRequest,
+    run_generation,
+)
 from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.model_files import default_model_path
 from .llama_cpp.runtime import LlamaRuntime
@@ -72,6 +77,8 @@ class LocalEngine:
         self._custom_model = model_path is not None and bool(model_path)
         self.adapter_file: Path | None = None
         self.adapter_error: str | None = None
+        # n > 1: alternatives only where the model is unsure (generation.py); 0.0: always
+        self.alternative_min_p = ALTERNATIVE_MIN_P
         self.adapter_formats = adapter_formats
         self.adapter_format: str | None = None  # the prompt format the adapter names
         self.n_ctx = n_ctx
@@ -300,6 +307,7 @@ class LocalEngine:
                 RESIDENT_PREFIXES,
                 self._tie_seq(),
                 self._draft_policy(),
+                self.alternative_min_p,
             )
             completion = run_generation(
                 runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)

@@ -100,10 +100,11 @@ def test_several_candidates_best_first(engine: LlamaCppEngine) -> None:
 
 
 def test_an_alternative_that_leaves_the_draft_for_good_is_abandoned_soon(
-    engine: LlamaCppEngine,
+    engine: LlamaCppEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from shadowtab.inference.engines.llama_cpp.decoding import BRANCH_PATIENCE
 
+    monkeypatch.setattr(engine, "alternative_min_p", 0.0)  # decode it however unlikely
     junk = "zebra quantum lattice " * 20  # no candidate will copy it
     best = engine.rewrite(FIB, junk, 40)
     both = engine.rewrite(FIB, junk, 40, n=2)
@@ -111,3 +112,35 @@ def test_an_alternative_that_leaves_the_draft_for_good_is_abandoned_soon(
     assert both.finish_reasons[1:] == ["abandoned"]  # cut off: never a shown answer
     extra = both.stats.forward_passes - best.stats.forward_passes
     assert extra <= BRANCH_PATIENCE + 2  # not decoded to max_tokens one token a pass
+
+
+def test_a_settled_choice_decodes_no_alternative(
+    engine: LlamaCppEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no other token reaches alternative_min_p, n = 3 costs what n = 1 does (1.0:
+    nothing is ever plausible enough, so even the pass at the branch is saved)."""
+    monkeypatch.setattr(engine, "alternative_min_p", 1.0)
+    draft = edit_draft(engine.rewrite(FIB, "x", 40, speculative=False).texts[0])
+    one = engine.rewrite(FIB, draft, 40)
+    three = engine.rewrite(FIB, draft, 40, n=3)
+    assert three.texts == one.texts
+    assert three.stats.forward_passes == one.stats.forward_passes
+    assert three.stats.alternatives_skipped == 2
+    completed = engine.complete(FIB + "    if n", 12, n=3)
+    assert len(completed.texts) == 1 and completed.stats.alternatives_skipped == 2
+
+
+def test_only_plausible_tokens_become_alternatives() -> None:
+    import numpy as np
+    from shadowtab.inference.engines.api import RequestStats
+    from shadowtab.inference.engines.llama_cpp.generation import (
+        GenerationRequest,
+        plausible_alternatives,
+    )
+
+    row = np.log(np.array([0.6, 0.3, 0.08, 0.02], dtype=np.float32))
+    request = GenerationRequest("p", None, 8, (), 3, None, alternative_min_p=0.1)
+    stats = RequestStats()
+    assert plausible_alternatives(row, 0, request, stats) == [1]  # 0.08 < 0.1: skipped
+    assert stats.alternatives_skipped == 1
+    assert plausible_alternatives(row, 1, request, RequestStats()) == [0]  # the best kept

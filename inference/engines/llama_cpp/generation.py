@@ -3,6 +3,7 @@ prefill what is not cached, decode (greedy or speculative), extra candidates for
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,11 @@ from .text_output import Emit, TextAssembler
 
 PromptTokenizer = Callable[[LlamaRuntime, str, int, RequestStats], list[int]]
 DRAFT_POLICY = DraftPolicy()
+# An alternative is decoded only where the model is unsure: its first token must be at
+# least this likely where it leaves the best candidate. A settled intent costs one
+# candidate's decode, not n (on held-out next edits the two alternatives took 2-3x the
+# passes of the best one).
+ALTERNATIVE_MIN_P = 0.1
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class GenerationRequest:
     first_spare_seq: int = 8  # sequences from here on are free for extra candidates
     tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (decoding.py)
     policy: DraftPolicy = DRAFT_POLICY  # draft lengths by this engine's pass-cost curve
+    alternative_min_p: float = ALTERNATIVE_MIN_P
 
 
 def run_generation(
@@ -73,7 +80,7 @@ def run_generation(
         sink.result.text = sink.text.finish()
         found = [sink.result]
         if request.n > 1 and draft is None:
-            found += _alternatives(runtime, writer.seq, tokens, first, request, guard)
+            found += _alternatives(runtime, writer.seq, tokens, first, request, guard, stats)
         elif request.n > 1 and draft is not None:
             found += _branches(
                 runtime, writer, tokens, first, draft, sink.result, request, stats, ties
@@ -133,10 +140,12 @@ def _alternatives(
     first: Logits,
     request: GenerationRequest,
     guard: Guard,
+    stats: RequestStats,
 ) -> list[Generation]:
-    """Candidates 2..n: the next most likely first tokens, each continued greedily in a
-    temporary sequence that shares the prompt's KV cells. Duplicates are dropped."""
-    ranked = np.argsort(-first)[1 : request.n]
+    """Candidates 2..n: the next most likely first tokens (likely enough), each continued
+    greedily in a temporary sequence that shares the prompt's KV cells. Duplicates are
+    dropped."""
+    ranked = plausible_alternatives(first, int(np.argmax(first)), request, stats)
     found: list[Generation] = []
     for offset, token in enumerate(ranked):
         spare = request.first_spare_seq + offset
@@ -153,6 +162,17 @@ def _alternatives(
     return found
 
 
+def plausible_alternatives(
+    row: Logits, chosen: int, request: GenerationRequest, stats: RequestStats
+) -> list[int]:
+    """The n - 1 most likely tokens other than `chosen` whose probability reaches
+    request.alternative_min_p; the others are counted in stats.alternatives_skipped."""
+    ranked = [int(t) for t in np.argsort(-row)[: request.n] if int(t) != chosen][: request.n - 1]
+    kept = [t for t in ranked if math.exp(log_prob(row, t)) >= request.alternative_min_p]
+    stats.alternatives_skipped += len(ranked) - len(kept)
+    return kept
+
+
 def branch_position(best: Generation, draft: Sequence[int]) -> int:
     """Where alternatives of a rewrite leave the best candidate: its first token that
     differs from the draft (where it starts editing), else its least likely token."""
@@ -162,6 +182,14 @@ def branch_position(best: Generation, draft: Sequence[int]) -> int:
     if not best.logprobs:
         return 0
     return int(np.argmin(best.logprobs[: len(best.tokens)]))
+
+
+def _settled(best: Generation, at: int, request: GenerationRequest) -> bool:
+    """The best candidate's token at the branch is so likely that no other reaches
+    alternative_min_p: known without the pass that computes the branch's logits."""
+    if at >= len(best.tokens) or at >= len(best.logprobs):
+        return False
+    return math.exp(best.logprobs[at]) > 1.0 - request.alternative_min_p
 
 
 def _branches(
@@ -179,6 +207,9 @@ def _branches(
     place of the best one's, each continued speculatively (the same draft) in a spare
     sequence that shares the prompt's and the common prefix's KV cells."""
     at = branch_position(best, draft)
+    if _settled(best, at, request):
+        stats.alternatives_skipped += request.n - 1
+        return []
     prefix = best.tokens[:at]
     base = request.first_spare_seq
     length = len(prompt) + at
@@ -192,9 +223,8 @@ def _branches(
             row = scratch.eval([prefix[-1]], [0])[0].copy()
             stats.forward_passes += scratch.passes
         chosen = best.tokens[at] if at < len(best.tokens) else -1
-        ranked = [int(t) for t in np.argsort(-row)[: request.n] if int(t) != chosen]
         found = []
-        for offset, token in enumerate(ranked[: request.n - 1]):
+        for offset, token in enumerate(plausible_alternatives(row, chosen, request, stats)):
             spare = base + 1 + offset
             runtime.seq_copy(base, spare, length)
             found.append(
