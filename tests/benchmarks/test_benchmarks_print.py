@@ -26,7 +26,8 @@ REDUCED_RUNS = {
     "kv_reuse.py": (["--quick"], None),
     "python_overhead.py": (["--quick"], "worst_python_share"),
     "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),
-    "next_edit_latency.py": (["--quick"], "next_edit_p50_ms"),
+    # q8_0 pinned: "auto" (its default, the daemon's) would measure in its fresh data dir
+    "next_edit_latency.py": (["--quick", "--weights", "q8_0"], "next_edit_p50_ms"),
     # Torture scripts exit 1 when a must-be-0 figure is not 0.
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
