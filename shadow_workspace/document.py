@@ -56,6 +56,9 @@ class ShadowDocument:
         self._pending_at = -1
         self._pending = False
         self._reload_at = -1  # the revision at which the disk changed under the editor
+        # The text is the editor's buffer from before a disk change it has not reloaded
+        # yet: until the user's editor sends a change, writing it would undo the change.
+        self.stale_buffer = False
 
     def __repr__(self) -> str:
         return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
@@ -120,6 +123,8 @@ class ShadowDocument:
             self._track(change, events[-1])
         self._revision += 1
         self.version = self.version + 1 if version is None else version
+        if author == "user":  # the editor's reload, or the user's own edit of its buffer
+            self.stale_buffer = False
         if author == "model" and events:
             self.model_edits += 1
         return events
@@ -130,10 +135,12 @@ class ShadowDocument:
         self._text = LineText(text)
         self._revision += 1
         self.version = self.version + 1 if version is None else version
+        self.stale_buffer = False
 
     def rebase(self, base: DiskBase, base_text: str) -> None:
         self.base = base
         self.base_text = base_text
+        self.stale_buffer = False
         self._revision += 1
         if not self.pending:  # nothing left to commit or discard
             self.model_edits = 0
@@ -144,6 +151,7 @@ class ShadowDocument:
         the document awaits the editor's reload (its didChange) until its next change."""
         self.rebase(base, base_text)
         self._reload_at = self._revision
+        self.stale_buffer = True
 
     def revert_model_edits(self) -> int:
         """Put back what the model's pending edits replaced, keeping every user edit;

@@ -367,6 +367,11 @@ class ShadowWorkspace:
     def _commit(self, doc: ShadowDocument) -> None:
         if not self.root.is_dir():
             raise ShadowError(f"the workspace root {self.root} no longer exists: nothing written")
+        if doc.stale_buffer:  # e.g. a model edit of the old buffer after a formatter ran
+            raise ShadowError(
+                f"{doc.path} changed on disk and the editor has not reloaded it yet: "
+                "nothing written (the shadow text is the buffer from before the change)"
+            )
         real = resolve_inside(self.root, doc.path)
         refuse_symlinks_below(self.root, doc.path)
         if not doc.base.exists:  # a new file: its folders may be new too (inside the root)

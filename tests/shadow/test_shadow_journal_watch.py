@@ -219,6 +219,35 @@ def test_open_clean_document_follows_a_truncated_then_written_file(
     assert events[-1].kind == "conflict" and doc.text == "a = 2  # x\n"
 
 
+def test_a_model_edit_of_a_buffer_the_editor_has_not_reloaded_is_not_written(
+    workspace: ShadowWorkspace, root: Path
+) -> None:
+    """A formatter rewrote the file under the open buffer; before the editor reloads, the
+    model edits the old buffer. Written, it would put the old text back over the
+    formatter's: with the user holding the lock (written at once) and at a commit."""
+    path = root / "fmt.py"
+    path.write_text("a=1\n")
+    doc = workspace.open_document(uri_of(path), "a=1\n", 1, "python")
+    path.write_text("a = 1\n")  # the formatter
+    workspace.on_disk_change(path.resolve())
+    result = workspace.apply_model_edit(uri_of(path), [TextChange(Range.of(1, 0, 1, 0), "b=2\n")])
+    assert not result.written and "has not reloaded" in (result.conflict or "")
+    assert path.read_text() == "a = 1\n"
+
+    workspace.release()
+    workspace.apply_model_edit(uri_of(path), [TextChange(Range.of(0, 0, 0, 0), "# m\n")])
+    taken = workspace.take("commit")
+    assert [c["uri"] for c in taken.conflicts] == [doc.uri] and not taken.written
+    assert path.read_text() == "a = 1\n"
+
+    # the editor reloads the disk text: its buffer is current, edits are written again
+    workspace.change_document(uri_of(path), 5, [TextChange(None, "a = 1\n")])
+    written = workspace.apply_model_edit(
+        uri_of(path), [TextChange(Range.of(1, 0, 1, 0), "b = 2\n")]
+    )
+    assert written.written and path.read_text() == "a = 1\nb = 2\n"
+
+
 def test_watcher_open_clean_document_and_replaced_file(
     watched: ShadowWorkspace, root: Path
 ) -> None:
