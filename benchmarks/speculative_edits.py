@@ -8,7 +8,7 @@ differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify,
 checked per decode step of time by a 33-token verification pass, and the ceiling that gives
 (draft lengths: inference/engines/llama_cpp/draft.py). Prints one JSON line.
 
-    python benchmarks/speculative_edits.py [--quick]
+    python benchmarks/speculative_edits.py [--quick] [--weights q8_0|bf16|auto]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_cli import run_model_benchmark
+from bench_cli import run_weights_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
 
@@ -120,13 +120,17 @@ def timed_rewrite(
     return result, result.stats.seconds - result.stats.first_token_seconds
 
 
-def run(quick: bool, data_dir: Path) -> dict[str, object]:
+def run(quick: bool, data_dir: Path, weights: str) -> dict[str, object]:
     max_tokens = 40 if quick else 96
     prompts = PROMPTS[:3] if quick else PROMPTS
     repeats = 1
     # a fixed thread count: the sides compared must not differ by the CPU's load
     engine = LlamaCppEngine(
-        n_ctx=2048, kv_cache_mb=64, data_dir=data_dir, n_threads=physical_cores()
+        n_ctx=2048,
+        kv_cache_mb=64,
+        data_dir=data_dir,
+        n_threads=physical_cores(),
+        requantize_to=weights,
     )
     rng = random.Random(7)
     prefill, decode = measure_r(engine, 600 if quick else 1500)
@@ -179,7 +183,7 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
 
 
 def main() -> int:
-    return run_model_benchmark(__doc__.splitlines()[0], run)
+    return run_weights_benchmark(__doc__.splitlines()[0], run)
 
 
 if __name__ == "__main__":
