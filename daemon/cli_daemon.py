@@ -163,7 +163,11 @@ def _weights_line(engine: dict[str, Any]) -> str:
     expected = ", ".join(
         f"{name} {ms:.0f} ms" for name, ms in (choice.get("expected_next_edit_ms") or {}).items()
     )
-    return f"{engine['weights']} (auto, measured on this CPU; expected next edit: {expected})"
+    line = f"{engine['weights']} (auto, measured on this CPU; expected next edit: {expected})"
+    if choice.get("provisional"):
+        busy = choice.get("others_busy_cores")
+        line += f"; provisional: other processes used {busy} cores, measured again next start"
+    return line
 
 
 def _engine_line(engine: dict[str, Any]) -> str:

@@ -53,10 +53,40 @@ def test_a_choice_is_kept_for_its_cpu_only(tmp_path: Path) -> None:
     assert load_choice(path, "cpu-a") is None  # unreadable: measure again, never fail
 
 
+def test_a_measurement_on_a_busy_machine_is_measured_again_at_the_next_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other processes used a core while it measured: the choice serves, is marked
+    provisional (and said so), and the next start measures again, MAX_ATTEMPTS in all."""
+    measured: list[int] = []
+
+    def fake_timings(paths: dict[str, Path], n_threads: int) -> list[WeightTiming]:
+        measured.append(1)
+        return [timing("q8_0", 0.01, 0.3), timing("bf16", 0.01, 0.2)]
+
+    monkeypatch.setattr(weight_choice, "requantize", lambda s, w, d, n: d / f"{w}.gguf")
+    monkeypatch.setattr(weight_choice, "time_side_by_side", fake_timings)
+    monkeypatch.setattr(weight_choice, "_busy_since", lambda before: 1.0)
+    choices = [
+        choose_weights(tmp_path / "model.gguf", tmp_path, 1, candidates=("q8_0", "bf16"))
+        for _ in range(weight_choice.MAX_ATTEMPTS + 1)
+    ]
+    assert len(measured) == weight_choice.MAX_ATTEMPTS  # the last start read it back
+    assert [c.provisional for c in choices] == [True, True, False, False]
+    assert choices[0].describe()["provisional"] and choices[0].describe()["others_busy_cores"] == 1
+    assert choices[-1].weights == "bf16" and not choices[-1].measured_now
+
+    monkeypatch.setattr(weight_choice, "_busy_since", lambda before: 0.1)
+    (tmp_path / CHOICE_FILE).unlink()
+    quiet = choose_weights(tmp_path / "model.gguf", tmp_path, 1, candidates=("q8_0", "bf16"))
+    assert not quiet.provisional and quiet.attempts == 1
+
+
 def test_the_packaged_model_is_measured_once_then_read_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(weight_choice, "REPEATS", 1)
+    monkeypatch.setattr(weight_choice, "_busy_since", lambda before: 0.0)  # a busy CI: kept
     first = choose_weights(default_model_path(), tmp_path, 1, candidates=("q8_0", "f16"))
     assert first.measured_now and first.weights in ("q8_0", "f16")
     assert {t.weights for t in first.timings} == {"q8_0", "f16"}

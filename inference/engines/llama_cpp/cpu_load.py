@@ -63,8 +63,9 @@ class CpuTimes:
     busy_self: float  # of them, this process's
 
 
-def read_times() -> CpuTimes | None:
-    """None where /proc/stat is missing (not Linux): then no adaptation."""
+def read_times(nice_weight: float = NICE_WEIGHT) -> CpuTimes | None:
+    """None where /proc/stat is missing (not Linux): then no adaptation. Niced time
+    counts `nice_weight` (1.0: every other process's time, as a timing must)."""
     try:
         first = PROC_STAT.read_text().split("\n", 1)[0].split()
     except OSError:
@@ -73,9 +74,18 @@ def read_times() -> CpuTimes | None:
     values = [int(v) for v in first[1:9]]  # user nice system idle iowait irq softirq steal
     values += [0] * (8 - len(values))
     user, nice, system, _, _, irq, softirq, steal = values
-    busy = (user + nice * NICE_WEIGHT + system + irq + softirq + steal) / ticks
+    busy = (user + nice * nice_weight + system + irq + softirq + steal) / ticks
     own = os.times()
     return CpuTimes(time.monotonic(), busy, own.user + own.system)
+
+
+def others_busy(before: CpuTimes, after: CpuTimes) -> float:
+    """Cores other processes kept busy between two readings."""
+    wall = after.wall - before.wall
+    if wall <= 0:
+        return 0.0
+    others = (after.busy_all - before.busy_all) - (after.busy_self - before.busy_self)
+    return max(0.0, others / wall)
 
 
 class ThreadChooser:
@@ -101,11 +111,9 @@ class ThreadChooser:
         now = self._clock()
         if now is None or self._last is None:
             return self.current
-        wall = now.wall - self._last.wall
-        if wall < MIN_INTERVAL_S:
+        if now.wall - self._last.wall < MIN_INTERVAL_S:
             return self.current
-        others = (now.busy_all - self._last.busy_all) - (now.busy_self - self._last.busy_self)
-        self.others_busy = max(0.0, others / wall)
+        self.others_busy = others_busy(self._last, now)
         self._last = now
         self.current = threads_for(self.cores, self.others_busy)
         return self.current
