@@ -30,6 +30,7 @@ def _fresh_env(base: Path, engine_kind: str) -> dict[str, str]:
     env["SHADOWTAB_ENGINE_KIND"] = engine_kind
     # a fresh data dir: "auto" would measure the weight types first (once per machine)
     env["SHADOWTAB_WEIGHTS"] = "q8_0"
+    env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # the start of a converted model, as before
     return env
 
 

@@ -124,6 +124,7 @@ def start(base: Path, engine_kind: str, threads: int = 1, **settings: str) -> di
     os.environ["SHADOWTAB_THREADS"] = str(threads)
     # weights = "auto" would measure them in every fresh data dir: not what is tortured
     os.environ.setdefault("SHADOWTAB_WEIGHTS", "q8_0")
+    os.environ.setdefault("SHADOWTAB_MERGE_ADAPTER", "0")  # nor merged: seconds per data dir
     for key, value in settings.items():
         os.environ[f"SHADOWTAB_{key.upper()}"] = value
     from shadowtab.daemon.client import start_daemon

@@ -179,6 +179,8 @@ def _adapter_line(engine: dict[str, Any]) -> str:
     line = str(engine.get("adapter") or "none (base model only)")
     if engine.get("adapter_format"):
         line += f", prompt format {engine['adapter_format']}"
+    if engine.get("adapter_merged"):
+        line += ", merged into the weights"
     if engine.get("adapter_error"):
         line += f" ({engine['adapter_error']})"
     return line

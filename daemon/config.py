@@ -58,6 +58,8 @@ class Settings:
     weights: str = "auto"
     # llama.cpp: the KV cache's element type, "f16" or "q8_0" (benchmarks/kv_quant.py)
     kv_type: str = "f16"
+    # llama.cpp, the packaged model: the adapter merged into the converted weights
+    merge_adapter: bool = True
     # openai: the prompt format of the adapter the server applies (None: none declared)
     adapter_format: str | None = None
     lint_debounce_ms: int = 150
@@ -90,6 +92,7 @@ class Settings:
             adapter=self.adapter,
             weights=self.weights,
             kv_type=self.kv_type,
+            merge_adapter=self.merge_adapter,
             adapter_format=self.adapter_format,
             adapter_formats=tuple(FORMATS),
             process=self.engine_process,
@@ -140,6 +143,7 @@ class Settings:
             "adapter": self.adapter,
             "weights": self.weights,
             "kv_type": self.kv_type,
+            "merge_adapter": self.merge_adapter,
             "adapter_format": self.adapter_format,
             "lint_debounce_ms": self.lint_debounce_ms,
             "warm_debounce_ms": self.warm_debounce_ms,
@@ -242,6 +246,7 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
         adapter=_adapter(engine, defaults.adapter),
         weights=engine.get("weights", defaults.weights),
         kv_type=engine.get("kv_type", defaults.kv_type),
+        merge_adapter=engine.get("merge_adapter", defaults.merge_adapter),
         adapter_format=engine.get("adapter_format", defaults.adapter_format),
         lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
         warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),

@@ -157,6 +157,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "adapter": _string,  # "default" | "none" | a GGUF LoRA file or a peft directory
         "weights": _weights,  # llama.cpp, the packaged model: the type it is converted to
         "kv_type": _kv_type,  # llama.cpp: the KV cache's element type
+        "merge_adapter": _boolean,  # llama.cpp: the adapter merged into converted weights
         "adapter_format": _adapter_format,  # openai: the served adapter's prompt format
     },
     "debounce": {
@@ -186,6 +187,16 @@ LINTER_KEYS: dict[str, Check] = {
 LINTER_REQUIRED = ("output_format",)
 
 
+def env_boolean(text: str) -> bool:
+    """An environment variable's true/false: 1/true/yes/on or 0/false/no/off."""
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false (1/0), got {text!r}")
+
+
 @dataclass(frozen=True)
 class EnvKey:
     """An environment variable that overrides one `section.key`."""
@@ -210,6 +221,7 @@ ENV_KEYS: dict[str, EnvKey] = {
     "SHADOWTAB_ADAPTER": EnvKey("engine", "adapter", str),
     "SHADOWTAB_WEIGHTS": EnvKey("engine", "weights", str),
     "SHADOWTAB_KV_TYPE": EnvKey("engine", "kv_type", str),
+    "SHADOWTAB_MERGE_ADAPTER": EnvKey("engine", "merge_adapter", env_boolean),
     "SHADOWTAB_ADAPTER_FORMAT": EnvKey("engine", "adapter_format", str),
     "SHADOWTAB_LINT_DEBOUNCE_MS": EnvKey("debounce", "lint_ms", int),
     "SHADOWTAB_WARM_DEBOUNCE_MS": EnvKey("debounce", "warm_ms", int),
@@ -270,9 +282,10 @@ def table_from_env(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         try:
             value = env_key.parse(raw)
         except ValueError:
+            expected = "true or false (1/0)" if env_key.parse is env_boolean else "an integer"
             raise ConfigError(
                 f"environment variable {name}: key '{env_key.section}.{env_key.key}': "
-                f"expected an integer, got {raw!r}"
+                f"expected {expected}, got {raw!r}"
             ) from None
         problem = SECTIONS[env_key.section][env_key.key](value)
         if problem:

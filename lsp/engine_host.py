@@ -158,6 +158,7 @@ class EngineHost:
             "adapter": described.get("adapter") or options.adapter_path,
             "adapter_error": described.get("adapter_error"),  # why it is not in use
             "adapter_format": described.get("adapter_format"),  # the prompt format it names
+            "adapter_merged": described.get("adapter_merged"),  # in the weights (llama.cpp)
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
         }

@@ -32,6 +32,7 @@ def create_engine(
             adapter=options.adapter,
             adapter_formats=options.adapter_formats,
             kv_type=options.kv_type,
+            merge_adapter=options.merge_adapter,
         )
     if options.kind == "torch":
         return _torch_engine(options, on_progress)

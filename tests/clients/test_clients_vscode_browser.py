@@ -196,6 +196,7 @@ def test_vscode_extension_in_code_server(
     env = tool_env(tools, shadowtab_env.env)
     env.pop("SHADOWTAB_ENGINE_KIND")  # the real server loads the packaged model
     env["SHADOWTAB_WEIGHTS"] = "q8_0"  # as converted, not measured at this first start
+    env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged (seconds more at a first start)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg_config_home")  # code-server's config.yaml
     vsix = package_extension(tools, env, tmp_path)
     user_dir, extensions_dir = tmp_path / "code-user", tmp_path / "code-extensions"

@@ -264,6 +264,22 @@ def test_the_kv_type_reaches_the_engine_options(
         load_settings(workspace)
 
 
+def test_merge_adapter_is_on_unless_turned_off(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = config_dirs[1]
+    assert load_settings(workspace).engine_options().merge_adapter is True
+    (workspace / "shadowtab.toml").write_text("[engine]\nmerge_adapter = false\n")
+    settings = load_settings(workspace)
+    assert settings.engine_options().merge_adapter is False
+    assert settings.describe()["merge_adapter"] is False
+    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "1")  # the environment wins
+    assert load_settings(workspace).engine_options().merge_adapter is True
+    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "maybe")
+    with pytest.raises(ConfigError, match=r"SHADOWTAB_MERGE_ADAPTER.*true or false"):
+        load_settings(workspace)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -275,6 +291,7 @@ def test_the_kv_type_reaches_the_engine_options(
         ('weights = "q5_k"', "engine.weights.*'q8_0', 'bf16'"),
         ('kv_type = "q4_0"', "engine.kv_type.*'f16', 'q8_0'"),
         ("kv_type = 8", "engine.kv_type.*got int 8"),
+        ('merge_adapter = "yes"', "engine.merge_adapter.*true or false"),
         ('adapter_format = "auto"', "engine.adapter_format.*'shadowtab'"),
     ],
 )

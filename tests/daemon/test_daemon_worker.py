@@ -40,6 +40,7 @@ def test_the_model_lives_in_the_worker_and_dies_with_the_daemon(
 ) -> None:
     monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "llama.cpp")
     monkeypatch.setenv("SHADOWTAB_WEIGHTS", "q8_0")  # not measured: weights are not tested here
+    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "0")  # nor merged: the adapter attaches
     monkeypatch.setenv("SHADOWTAB_THREADS", "1")
     status = start_daemon(timeout=30)
     daemon_env.seen_pids.add(status["pid"])

@@ -14,6 +14,7 @@ def test_demo_tours_the_daemon_and_leaves_nothing_running(tmp_path: Path) -> Non
     for name in ("RUNTIME", "STATE", "CONFIG", "DATA"):
         env[f"SHADOWTAB_{name}_DIR"] = str(tmp_path / name.lower())
     env["SHADOWTAB_WEIGHTS"] = "q8_0"  # the demo's first start would measure them
+    env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merge the adapter into them
     result = subprocess.run(
         [sys.executable, "-m", "shadowtab.daemon.cli", "demo"],
         env=env,

@@ -40,6 +40,7 @@ def progress_values(client: Any, kind: type) -> list[Any]:
 async def test_the_session_survives_a_worker_kill(lsp_env: LspEnv) -> None:
     lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
     lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
+    lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
     lsp_env.env["SHADOWTAB_THREADS"] = "1"
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
@@ -108,6 +109,7 @@ async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_sur
     deadline, fails the request in flight with a clear error and starts a new worker."""
     lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
     lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
+    lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
     lsp_env.env["SHADOWTAB_THREADS"] = "1"
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)

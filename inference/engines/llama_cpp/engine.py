@@ -23,6 +23,7 @@ from .cpu_load import ThreadChooser
 from .draft import DraftPolicy
 from .kv_cache import PrefixCache
 from .kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
+from .merged_adapter import adapter_format_of, merged_and_converted
 from .model_files import requantize
 from .runtime import ContextConfig, LlamaRuntime, ModelShape
 from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights
@@ -72,13 +73,16 @@ class LlamaCppEngine(LocalEngine):
         adapter_formats: Collection[str] | None = None,
         kv_type: str = DEFAULT_KV_TYPE,
         flash_attention: bool | None = None,
+        merge_adapter: bool = False,
     ) -> None:
         """With no model_path the packaged model is used; with a data_dir it is first
         requantized to `requantize_to` (once, cached there): measured faster, see
         benchmarks/requantize.py. A configured model is used as it is. `adapter`: a GGUF
         LoRA file, "default" or "none" (see LocalEngine). `kv_type`: the KV cache's
         element type (engine.kv_type; kv_types.py). `flash_attention`: None lets llama.cpp
-        choose, on where the KV type needs it (benchmarks/kv_quant.py pins it)."""
+        choose, on where the KV type needs it (benchmarks/kv_quant.py pins it).
+        `merge_adapter`: when the packaged model is converted (requantize_to), the adapter
+        is merged into the converted weights (merged_adapter.py) instead of attached."""
         self.kv: KvType = kv_type_named(kv_type)  # before loading: a bad value fails fast
         self.flash_attention = flash_attention
         super().__init__(
@@ -86,6 +90,8 @@ class LlamaCppEngine(LocalEngine):
         )
         self._requantize_to = None if model_path else requantize_to
         self.weight_choice: WeightChoice | None = None  # engine.weights = "auto": measured
+        self.merge_adapter = merge_adapter
+        self._merged: tuple[Path, str | None] | None = None  # (adapter, its format) merged in
         self._policy = DraftPolicy()
         # set threads stay as set; by default fewer while other processes keep cores busy
         self._threads = ThreadChooser(self.n_threads, adaptive=not n_threads)
@@ -122,6 +128,7 @@ class LlamaCppEngine(LocalEngine):
             "weights": self._weights_in_use(),
             **({"weights_choice": self.weight_choice.describe()} if self.weight_choice else {}),
             "kv_type": self.kv.name,
+            "adapter_merged": self._merged is not None,
             "threads_now": self._threads.current,  # fewer while other processes are busy
             "other_processes_busy_cores": round(self._threads.others_busy, 2),
         }
@@ -149,8 +156,13 @@ class LlamaCppEngine(LocalEngine):
     def _attach_adapter(self, runtime: LlamaRuntime) -> None:
         """A bad adapter costs the fine-tuning, never the engine: log it, say it in
         stats(), serve with the base model."""
+        if self._merged is not None:  # in the weights already: nothing to attach
+            self.adapter_file, self.adapter_format = self._merged
+            return
+        if self.adapter_error is not None:  # merging it failed: the base model serves
+            return
         choice = resolve(self.adapter_setting, self._custom_model)
-        self.adapter_file, self.adapter_error, self.adapter_format = None, None, None
+        self.adapter_file, self.adapter_format = None, None
         if choice.path is None:
             return
         try:
@@ -162,16 +174,40 @@ class LlamaCppEngine(LocalEngine):
             self.adapter_file = choice.path
 
     def _model_file(self, on_progress: Callable[[float], None] | None = None) -> Path:
+        self.adapter_error, self._merged = None, None  # this load decides them again
         if self._requantize_to is None or self.data_dir is None:
             return self.model_path
         weights = self._requantize_to
         if weights == AUTO:
             weights = self._measured_weights(on_progress)
+        merged = self._merged_file(weights) if self.merge_adapter else None
+        if merged is not None:
+            return merged
         try:
             return requantize(self.model_path, weights, self.data_dir / "models", self.n_threads)
         except (EngineError, OSError) as exc:  # a slower model beats no model
             logger.warning("using %s as it is: %s", self.model_path, exc)
             return self.model_path
+
+    def _merged_file(self, weights: str) -> Path | None:
+        """The packaged model converted to `weights` with the adapter merged in (made
+        once in the data dir); None without an adapter. A bad adapter is reported in
+        stats() and the base model serves, as with an attached one."""
+        assert self.data_dir is not None
+        choice = resolve(self.adapter_setting, self._custom_model)
+        if choice.path is None:
+            return None
+        try:
+            prompt_format = adapter_format_of(choice.path, self.adapter_formats)
+            merged = merged_and_converted(
+                self.model_path, choice.path, weights, self.data_dir / "models", self.n_threads
+            )
+        except (AdapterError, EngineError, OSError, ValueError) as exc:
+            self.adapter_error = f"{exc}; serving the base model without it"
+            logger.warning("%s", self.adapter_error)
+            return None
+        self._merged = (choice.path, prompt_format)
+        return merged
 
     def _measured_weights(self, on_progress: Callable[[float], None] | None) -> str:
         """engine.weights = "auto": the type measured fastest on this CPU (the draft
