@@ -28,6 +28,7 @@ REDUCED_RUNS = {
     "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),
     # q8_0 pinned: "auto" (its default, the daemon's) would measure in its fresh data dir
     "next_edit_latency.py": (["--quick", "--weights", "q8_0"], "next_edit_p50_ms"),
+    "adapter_merge.py": (["--quick"], "merged_prefill_over_attached"),
     # Torture scripts exit 1 when a must-be-0 figure is not 0.
     "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
     "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
