@@ -9,7 +9,9 @@ from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
 
 OLD = "def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n"
-TYPED = "    return w * h  # square "
+# A comment half typed where the model's likeliest words go on (after "# square " its
+# likeliest continuation ends the line, and only an improbable alternative wrote more).
+TYPED = "    return w * h  # the area of the "
 AT = OLD.index("    return")
 TEXT = OLD[:AT] + TYPED + OLD[AT + len("    return w * h") :]
 EVENTS = [Edit("a.py", 0.0, AT, "    return w * h", ""), Edit("a.py", 0.2, AT, "", TYPED)]
