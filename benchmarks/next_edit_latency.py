@@ -99,6 +99,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--weights", default="auto", help="engine.weights (the daemon's default: auto)"
     )
+    parser.add_argument(
+        "--attached-adapter",
+        action="store_true",
+        help="engine.merge_adapter = false (the daemon merges the adapter into the weights)",
+    )
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
     args = parser.parse_args(argv)
@@ -147,6 +152,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "kind": "llama.cpp",
         "process": args.process,
         "weights": args.weights,
+        "merge_adapter": not args.attached_adapter,
     }
     if args.threads:
         options["n_threads"] = args.threads
@@ -238,6 +244,8 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "adapter": measured["adapter"],
         "format": measured["format"],
         "process": args.process,
+        "weights": measured["stats"].get("weights"),
+        "adapter_merged": measured["stats"].get("adapter_merged"),
         "n_threads": measured["stats"].get("n_threads"),
         "threads_at_end": measured["stats"].get("threads_now"),
         "ghost_p50_ms": quantile(ghost, 0.5),
