@@ -16,15 +16,13 @@ named by the adapter's content hash and made once per data dir, atomically."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from ..adapter_files import FORMAT_KEY, check_format, check_gguf_file
 from ..api import ModelLoadError
-from .model_files import requantize, requantized_path
+from .model_files import made_once, requantize, requantized_path
 
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 MERGED_KEY = "shadowtab.merged_adapter"  # the adapter file's name, in the merged model
@@ -66,18 +64,7 @@ def merged_model(base: Path, adapter: Path, cache_dir: Path, scale: float = 1.0)
     """The model with `adapter` merged in, made on first use; ModelLoadError when the
     adapter does not fit the model (then the caller serves without it)."""
     target = merged_path(base, adapter, cache_dir)
-    if target.exists():
-        return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(dir=cache_dir, suffix=".partial")
-    os.close(fd)
-    try:
-        _write_merged(base, adapter, Path(partial), scale)
-        os.replace(partial, target)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
-    return target
+    return made_once(target, lambda out: _write_merged(base, adapter, out, scale))
 
 
 def lora_deltas(adapter: Path, scale: float) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import ctypes
 import importlib.util
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..api import ModelLoadError
@@ -60,30 +61,39 @@ def requantized_path(source: Path, quant: str, cache_dir: Path) -> Path:
     return cache_dir / f"{source.stem}.requant-{quant}.gguf"
 
 
-def requantize(source: Path, quant: str, cache_dir: Path, n_threads: int) -> Path:
-    """The requantized copy of `source`, made on first use (atomically: temp file, rename)."""
-    if quant not in QUANT_TYPES:
-        raise ModelLoadError(f"unknown quantization {quant!r}; known: {sorted(QUANT_TYPES)}")
-    target = requantized_path(source, quant, cache_dir)
+def made_once(target: Path, write: Callable[[Path], None]) -> Path:
+    """`target`, written by `write(temporary path)` unless it exists; atomically (a temp
+    file beside it, renamed): a crash mid-write leaves no half file under its name."""
     if target.exists():
         return target
-    import llama_cpp
-
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=cache_dir, suffix=".partial")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(dir=target.parent, suffix=".partial")
     os.close(fd)
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.nthread = n_threads
-    params.ftype = getattr(llama_cpp, QUANT_TYPES[quant])
-    params.allow_requantize = True
     try:
+        write(Path(partial))
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def requantize(source: Path, quant: str, cache_dir: Path, n_threads: int) -> Path:
+    """The requantized copy of `source`, made on first use."""
+    if quant not in QUANT_TYPES:
+        raise ModelLoadError(f"unknown quantization {quant!r}; known: {sorted(QUANT_TYPES)}")
+
+    def write(out: Path) -> None:
+        import llama_cpp
+
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.nthread = n_threads
+        params.ftype = getattr(llama_cpp, QUANT_TYPES[quant])
+        params.allow_requantize = True
         status = llama_cpp.llama_model_quantize(
-            str(source).encode(), tmp_name.encode(), ctypes.byref(params)
+            str(source).encode(), str(out).encode(), ctypes.byref(params)
         )
         if status != 0:
             raise ModelLoadError(f"requantizing {source} to {quant} failed (status {status})")
-        os.replace(tmp_name, target)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-    return target
+
+    return made_once(requantized_path(source, quant, cache_dir), write)
