@@ -67,8 +67,9 @@ def merged_model(base: Path, adapter: Path, cache_dir: Path, scale: float = 1.0)
     return made_once(target, lambda out: _write_merged(base, adapter, out, scale))
 
 
-def lora_deltas(adapter: Path, scale: float) -> dict[str, Any]:
-    """Base tensor name -> s B A (float32, the base weight's shape), s = scale alpha/r."""
+def lora_factors(adapter: Path, scale: float) -> dict[str, tuple[Any, Any]]:
+    """Base tensor name -> (s B, A), s = scale alpha/r: the merge adds their product.
+    Kept as factors (rank-sized) so that only one merged weight is in memory at a time."""
     import gguf
     import numpy as np
 
@@ -76,7 +77,7 @@ def lora_deltas(adapter: Path, scale: float) -> dict[str, Any]:
     field = reader.fields.get(gguf.Keys.Adapter.LORA_ALPHA)
     alpha = float(field.contents()) if field is not None else 0.0
     tensors = {t.name: np.asarray(t.data, dtype=np.float32) for t in reader.tensors}
-    deltas = {}
+    factors = {}
     for name, a in tensors.items():
         if not name.endswith(LORA_A):
             continue
@@ -86,10 +87,10 @@ def lora_deltas(adapter: Path, scale: float) -> dict[str, Any]:
             raise ModelLoadError(f"{adapter}: {base_name} has no matching {LORA_B}")
         rank = a.shape[0]
         factor = scale * (alpha / rank if alpha else 1.0)  # llama.cpp's scaling
-        deltas[base_name] = factor * (b @ a)
-    if not deltas:
+        factors[base_name] = (factor * b, a)
+    if not factors:
         raise ModelLoadError(f"{adapter}: no LoRA tensors to merge")
-    return deltas
+    return factors
 
 
 def _write_merged(base: Path, adapter: Path, out: Path, scale: float) -> None:
@@ -97,34 +98,43 @@ def _write_merged(base: Path, adapter: Path, out: Path, scale: float) -> None:
     import numpy as np
     from gguf.quants import dequantize
 
-    deltas = lora_deltas(adapter, scale)
+    factors = lora_factors(adapter, scale)
     reader = gguf.GGUFReader(str(base))
+    missing = set(factors) - {t.name for t in reader.tensors}
+    if missing:
+        raise ModelLoadError(f"{adapter}: tensors not in the model: {sorted(missing)[:3]}")
     arch = reader.fields[gguf.Keys.General.ARCHITECTURE].contents()
     writer = gguf.GGUFWriter(str(out), str(arch))
     _copy_metadata(reader, writer)
     writer.add_string(MERGED_KEY, adapter.name)
-    tensors: list[tuple[str, Any, Any]] = []
-    for tensor in reader.tensors:
-        delta = deltas.pop(tensor.name, None)
-        if delta is None:
-            tensors.append((tensor.name, tensor.data, tensor.tensor_type))
-            continue
-        weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
-        if weight.shape != delta.shape:
-            raise ModelLoadError(
-                f"{adapter}: {tensor.name} is {delta.shape} in the adapter, "
-                f"{weight.shape} in the model"
+    f32 = np.dtype(np.float32)
+    for tensor in reader.tensors:  # the table first: merged weights are F32 (out, in)
+        if tensor.name not in factors:
+            data = tensor.data
+            writer.add_tensor_info(
+                tensor.name, data.shape, data.dtype, data.nbytes, tensor.tensor_type
             )
-        tensors.append((tensor.name, weight + delta, gguf.GGMLQuantizationType.F32))
-    if deltas:
-        raise ModelLoadError(f"{adapter}: tensors not in the model: {sorted(deltas)[:3]}")
-    for name, data, kind in tensors:
-        writer.add_tensor_info(name, data.shape, data.dtype, data.nbytes, kind)
+            continue
+        shape = tuple(int(n) for n in reversed(tensor.shape))
+        b, a = factors[tensor.name]
+        if (b.shape[0], a.shape[1]) != shape:
+            raise ModelLoadError(
+                f"{adapter}: {tensor.name} is {(b.shape[0], a.shape[1])} in the adapter, "
+                f"{shape} in the model"
+            )
+        nbytes = int(np.prod(shape)) * f32.itemsize
+        writer.add_tensor_info(tensor.name, shape, f32, nbytes, gguf.GGMLQuantizationType.F32)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
-    for _, data, _ in tensors:
-        writer.write_tensor_data(data)
+    for tensor in reader.tensors:  # one merged weight in memory at a time
+        if tensor.name not in factors:
+            writer.write_tensor_data(tensor.data)
+            continue
+        b, a = factors[tensor.name]
+        weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        weight += b @ a
+        writer.write_tensor_data(weight)
     writer.close()
 
 
