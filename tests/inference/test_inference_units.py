@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from shadowtab.inference.engines.api import truncate_prompt
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+from shadowtab.inference.engines.api import RequestStats, truncate_prompt
+from shadowtab.inference.engines.llama_cpp.decoding import (
+    BRANCH_PATIENCE,
+    Branch,
+    SequenceWriter,
+    TokenSink,
+    prefill,
+    speculative,
+)
 from shadowtab.inference.engines.llama_cpp.draft import (
     PASS_COST,
     DraftCursor,
@@ -162,3 +174,84 @@ def test_prefix_cache_evicts_least_recently_used_over_budget() -> None:
     assert ("rm", seqs[1], 0, -1) in ops.calls
     assert ("rm", seqs[0], 0, -1) not in ops.calls
     assert sorted(cache.info(1).resident_prefixes) == [40, 40]
+
+
+def test_after_a_rejoin_one_short_pass_confirms_then_the_rest_is_verified_at_once() -> None:
+    draft = list(range(300, 400))
+    policy = DraftPolicy(ladder=(2, 4, 8, 16, 32, 63, 127), confirm_tokens=4)
+    cursor = DraftCursor(draft, policy)
+    produced = [*draft[:10], 1, 2, *draft[12:15]]  # draft[10:12] replaced, then re-joined
+    follow(cursor, produced)
+    assert cursor.pos == 15 and len(cursor.proposal()) == 4  # a short confirming pass
+    cursor.advance(4, 4, draft[19], [*produced, *draft[15:20]])
+    assert cursor.proposal() == draft[20:]  # confirmed: the whole rest of the draft
+    cursor.advance(80, 30, 7, [])  # a second edit further on
+    assert cursor.k == 16 and cursor.pos is None  # back to the ladder
+
+
+def test_a_rejoin_that_is_not_confirmed_keeps_passes_short() -> None:
+    draft = list(range(300, 400))
+    cursor = DraftCursor(draft, DraftPolicy(confirm_tokens=4))
+    follow(cursor, [*draft[:10], 1, 2, *draft[12:15]])
+    cursor.advance(4, 1, 9, [])  # the 3-token match was chance
+    assert cursor.k <= 2
+
+
+def test_without_rest_after_rejoin_the_draft_resumes_on_the_ladder() -> None:
+    draft = list(range(300, 400))
+    cursor = DraftCursor(draft, DraftPolicy(rest_after_rejoin=False))
+    produced = [*draft[:10], 1, 2, *draft[12:15]]
+    follow(cursor, produced)
+    k = cursor.k
+    cursor.advance(k, k, draft[15 + k], [*produced, *draft[15 : 16 + k]])
+    assert len(cursor.proposal()) <= 2 * k < 60
+
+
+class ScriptedRuntime:
+    """Stands in for llama.cpp under the decoding loop: its 'model' continues any
+    sequence by `next_token(tokens)`, with that token's logit highest."""
+
+    vocab = 64
+
+    def __init__(self, next_token: Callable[[list[int]], int]) -> None:
+        self.next_token = next_token
+        self.kv: dict[int, list[int]] = {}
+
+    def decode(
+        self, tokens: Sequence[int], seq: int, pos: int, outputs: Sequence[int]
+    ) -> npt.NDArray[np.float32]:
+        held = self.kv.setdefault(seq, [])
+        assert len(held) == pos
+        held.extend(tokens)
+        rows = np.zeros((len(outputs), self.vocab), dtype=np.float32)
+        for row, j in enumerate(outputs):
+            rows[row, self.next_token(held[: pos + j + 1])] = 10.0
+        return rows
+
+    def seq_remove(self, seq: int, start: int, end: int) -> None:
+        del self.kv.setdefault(seq, [])[start:]
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return token == 0
+
+    def piece(self, token: int) -> bytes:
+        return f"<{token}>".encode()
+
+
+def test_an_alternative_caught_in_a_loop_is_abandoned_though_it_keeps_realigning() -> None:
+    """It copies the draft's first 10 tokens, then repeats draft[5:10] forever: every
+    repeat re-aligns on the original, but it never gets further through it."""
+    draft = list(range(10, 40))
+    prompt = [1]
+
+    def looping(tokens: list[int]) -> int:
+        out = len(tokens) - len(prompt)
+        return draft[out] if out < 10 else draft[5 + (out - 10) % 5]
+
+    runtime = ScriptedRuntime(looping)
+    writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
+    first = prefill(writer, prompt, 8)
+    sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0)  # type: ignore[arg-type]
+    speculative(writer, first, draft, sink, RequestStats(), DraftPolicy(), Branch([], draft[0]))
+    assert sink.result.finish == "abandoned"
+    assert writer.passes <= BRANCH_PATIENCE + 8 and len(sink.result.tokens) < 60

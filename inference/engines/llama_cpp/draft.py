@@ -52,6 +52,14 @@ class DraftPolicy:
     # The acceptance estimate starts at prior_acceptance, worth prior_tokens draft tokens.
     prior_acceptance: float = 0.95  # rewrites copy most of their draft
     prior_tokens: int = 16
+    # After the output re-joins the original, a first short pass confirms the re-join (a
+    # 3-token match is often chance); once one is accepted whole, the next pass verifies
+    # the rest of the draft (up to k_max): a rewrite's edits cluster, so what follows a
+    # confirmed re-join is copied to the end far more often than a geometric acceptance
+    # predicts. Measured on 12 held-out next edits (BF16, 2 cores): the copy after the
+    # edit took 4-6 passes of the ramp (~200 ms), one pass of the rest ~70 ms.
+    confirm_tokens: int = 4
+    rest_after_rejoin: bool = True
 
     @property
     def k_min(self) -> int:
@@ -86,6 +94,7 @@ class DraftCursor:
         self.pos: int | None = 0  # None: inside an edited stretch, drafting paused
         self._last_aligned = 0
         self._k_before_edit = self.policy.k_min
+        self._confirming = False  # re-joined; the next fully accepted pass confirms it
         self._proposed = self.policy.prior_tokens
         self._accepted = self.policy.prior_tokens * self.policy.prior_acceptance
 
@@ -116,8 +125,12 @@ class DraftCursor:
             self._k_before_edit = self.k
             self.pos = None  # divergence: the model is editing here
         self.pos = self._realign(output)
-        if self.pos is not None:
-            # re-joined after an edit: resume at half the draft length that worked before
+        if self.pos is None:
+            return
+        if self.policy.rest_after_rejoin:
+            self.k = self.policy.at_most(self.policy.confirm_tokens)
+            self._confirming = True
+        else:  # resume at half the draft length that worked before the edit
             self.k = self.policy.at_most(max(self.policy.k_min, self._k_before_edit // 2))
 
     def _adapt(self, proposed: int, accepted: int) -> None:
@@ -128,7 +141,10 @@ class DraftCursor:
         # a geometric run: each accepted token and the first rejected one were judged
         self._proposed += accepted + (1 if accepted < proposed else 0)
         self._accepted += accepted
-        if accepted == proposed:
+        confirmed, self._confirming = self._confirming and accepted == proposed, False
+        if confirmed:
+            self.k = self.policy.k_max  # the rest of the draft (see rest_after_rejoin)
+        elif accepted == proposed:
             self.k = self.policy.worth_longer(self.k, self.acceptance)
         else:
             self.k = self.policy.at_most(accepted + 1)
