@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
+# A lint waits this long at most for the predictions in flight to answer. On a machine of
+# a few cores the linter's processes and the model's threads slow each other: llama.cpp's
+# threads meet at a barrier after every layer, so one descheduled thread stalls the pass
+# (measured: see README, "Next-edit latency"). The user is waiting for the answer at the
+# cursor; the squiggles can come a moment later.
+LINT_YIELD_MAX_S = 2.0
 
 
 class DiagnosticsPublisher:
@@ -48,6 +54,7 @@ class DiagnosticsPublisher:
             shown = bool(self.hub.workspaces.sessions_with(uri))
             if not shown and not (workspace.lock.holder == "model" and document.pending):
                 return  # no editor shows it and no pending model edit makes it matter
+            await self.hub.predictions.quiet(LINT_YIELD_MAX_S)
             version = document.version
             diagnostics = await workspace.lint(uri)
         except asyncio.CancelledError:

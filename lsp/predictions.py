@@ -54,6 +54,9 @@ class PredictionService:
         # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
         # (ghost text and next edit of one keystroke share a computation).
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
+        self._running = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     def on_document_changed(self, uri: str) -> None:
         """A keystroke: every prediction in flight for `uri` is stale."""
@@ -66,6 +69,7 @@ class PredictionService:
         cancel = threading.Event()
         self._cancels[uri].add(cancel)
         loop = asyncio.get_running_loop()
+        self._started()
         try:
             result = await loop.run_in_executor(
                 self._executor, self._in_time(call, time.monotonic()), cancel
@@ -80,9 +84,29 @@ class PredictionService:
             raise
         finally:
             self._cancels.get(uri, set()).discard(cancel)
+            self._finished()
         if cancel.is_set():
             raise PredictionCancelled(f"{uri} changed; prediction dropped")
         return result
+
+    def _started(self) -> None:
+        self._running += 1
+        self._idle.clear()
+
+    def _finished(self) -> None:
+        self._running -= 1
+        if self._running == 0:
+            self._idle.set()
+
+    async def quiet(self, limit_s: float) -> bool:
+        """Wait until no prediction runs, `limit_s` at most; True when none runs."""
+        if self._idle.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self._idle.wait(), limit_s)
+        except TimeoutError:
+            return False
+        return True
 
     def _in_time(
         self, call: Callable[[threading.Event], T], queued_at: float

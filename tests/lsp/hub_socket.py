@@ -18,6 +18,7 @@ from pygls.protocol import default_converter
 from shadowtab.inference import EngineOptions
 from shadowtab.inference.next_edit.predictor import FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
+from shadowtab.shadow_workspace import LinterSpec
 
 
 @dataclass
@@ -39,10 +40,14 @@ async def hub_on_socket(
     predictor: FixedPredictor | None = None,
     max_document_mb: float = 50,
     prediction_wait_s: float = 10.0,
+    linters: dict[str, LinterSpec] | None = None,
 ) -> AsyncIterator[HubOnSocket]:
+    """`linters`: none unless given."""
     base = Path(tempfile.mkdtemp(prefix="sthub-", dir="/tmp"))
     try:
-        async with _serving(base, predictor, max_document_mb, prediction_wait_s) as setup:
+        async with _serving(
+            base, predictor, max_document_mb, prediction_wait_s, linters or {}
+        ) as setup:
             yield setup
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -50,14 +55,19 @@ async def hub_on_socket(
 
 @contextlib.asynccontextmanager
 async def _serving(
-    base: Path, predictor: FixedPredictor | None, max_document_mb: float, prediction_wait_s: float
+    base: Path,
+    predictor: FixedPredictor | None,
+    max_document_mb: float,
+    prediction_wait_s: float,
+    linters: dict[str, LinterSpec],
 ) -> AsyncIterator[HubOnSocket]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
     options = HubOptions(
         state_dir=base / "state",
         engine=EngineOptions(kind="off"),
-        linters={},
+        linters=linters,
+        lint_debounce_ms=50,
         predictor=predictor or FixedPredictor(inline_texts=["z"]),
         max_document_mb=max_document_mb,
         prediction_wait_s=prediction_wait_s,
