@@ -43,14 +43,15 @@ def variants(
     formats: list[str] | None,
     threads: int,
     min_confidence: float = 0.0,
+    engine: dict[str, Any] | None = None,
 ) -> list[Variant]:
     """Every adapter x format asked for, each on the same cases (side by side).
     adapter: "default" (the packaged one), "none" or a GGUF path; format: a registered
-    name or "auto"."""
+    name or "auto"; `engine`: further EngineOptions fields for all of them."""
     chosen = []
     for adapter in adapters or ["default"]:
         for fmt in formats or ["auto"]:
-            options: dict[str, Any] = {"kind": "llama.cpp", "n_threads": threads}
+            options: dict[str, Any] = {"kind": "llama.cpp", "n_threads": threads, **(engine or {})}
             if model:
                 options["model_path"] = model
             options["adapter"] = adapter

@@ -89,6 +89,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--min-confidence", type=float, default=0.0, help="the predictor's threshold"
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--weights", help="engine.weights (default: EngineOptions', q8_0; the daemon's: auto)"
+    )
+    parser.add_argument(
+        "--merge-adapter", action="store_true", help="engine.merge_adapter, as the daemon does"
+    )
     parser.add_argument("--dump", type=Path, help="append one JSON line per case here")
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
     args = parser.parse_args(argv)
@@ -154,7 +160,12 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(line))
         return 0
     try:
-        chosen = variants(args.model, args.adapter, args.format, args.threads, args.min_confidence)
+        engine = {"merge_adapter": args.merge_adapter} | (
+            {"weights": args.weights} if args.weights else {}
+        )
+        chosen = variants(
+            args.model, args.adapter, args.format, args.threads, args.min_confidence, engine
+        )
     except ValueError as exc:
         print(f"next_edit_eval: {exc}", file=sys.stderr)
         return 2
