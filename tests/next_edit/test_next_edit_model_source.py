@@ -95,6 +95,20 @@ def test_answers_that_are_not_clean_edits_give_nothing(answer_of: Any, reason: s
     assert source_with([answer_of(region)], [reason]).candidates(Query(SITUATION)) == []
 
 
+def test_a_rewrite_that_only_deletes_while_the_user_types_is_dropped() -> None:
+    region, _ = region_of()
+    loses_a_line = region.replace("x16 = compute(16)\n", "")
+    assert source_with([loses_a_line], ["eos"]).candidates(Query(SITUATION)) == []
+    deletes_and_adds = loses_a_line.replace("x15 = comp\n", "x15 = compute(15)\n")
+    assert source_with([deletes_and_adds], ["eos"]).candidates(Query(SITUATION))
+    idle = Situation("a.py", TEXT, AT)  # no edit in progress: a deletion may be the edit
+    rendered = get_format("shadowtab").render(idle)
+    assert rendered is not None
+    idle_region = TEXT[rendered.region_start : rendered.region_end]
+    answer = idle_region.replace("x16 = compute(16)\n", "")
+    assert source_with([answer], ["eos"]).candidates(Query(idle))
+
+
 def test_the_request_is_bounded_and_asks_for_n() -> None:
     engine = ScriptedEngine([""], ["eos"])
     ModelSource(lambda: engine, "generic").candidates(Query(SITUATION, n=9))  # type: ignore[arg-type, return-value]
