@@ -55,8 +55,10 @@ async def reply(client: HubClient, msg_id: int, replies: dict[int, Any]) -> dict
     return replies.pop(msg_id, None) or await client.response(msg_id)
 
 
-async def test_a_lint_waits_for_the_prediction_in_flight() -> None:
-    predictor = FixedPredictor(inline_texts=[" + 2"], delay_s=1.5)
+async def lint_during_a_prediction(prediction_s: float) -> tuple[float, dict[str, Any]]:
+    """Seconds from opening a broken file, while a `prediction_s` prediction of another
+    file runs, to its diagnostics; and those diagnostics."""
+    predictor = FixedPredictor(inline_texts=[" + 2"], delay_s=prediction_s)
     async with hub_on_socket(predictor, linters=SYNTAX_ONLY) as setup:
         client = await setup.client()
         replies: dict[int, Any] = {}
@@ -68,27 +70,20 @@ async def test_a_lint_waits_for_the_prediction_in_flight() -> None:
         opened = time.monotonic()
         client.open(broken, BROKEN)  # its lint is due in 50 ms, during the prediction
         published = await published_for(client, broken, replies)
-        assert time.monotonic() - opened > 1.0  # after the 1.5 s prediction, not at 50 ms
-        assert published["params"]["diagnostics"]  # then linted as usual
+        waited = time.monotonic() - opened
         assert (await reply(client, asked, replies))["result"]
         await client.close()
+        return waited, published
+
+
+async def test_a_lint_waits_for_the_prediction_in_flight() -> None:
+    waited, published = await lint_during_a_prediction(1.5)
+    assert waited > 1.0  # after the 1.5 s prediction, not at 50 ms
+    assert published["params"]["diagnostics"]  # then linted as usual
 
 
 async def test_a_lint_waits_no_longer_than_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(diagnostics, "LINT_YIELD_MAX_S", 0.3)
-    predictor = FixedPredictor(inline_texts=[" + 2"], delay_s=3.0)
-    async with hub_on_socket(predictor, linters=SYNTAX_ONLY) as setup:
-        client = await setup.client()
-        replies: dict[int, Any] = {}
-        typed, broken = (setup.root / "a.py").as_uri(), (setup.root / "b.py").as_uri()
-        client.open(typed, "x = 1\n")
-        await published_for(client, typed, replies)
-        asked = ask_inline(client, typed)
-        await running(predictor)
-        started = time.monotonic()
-        client.open(broken, BROKEN)
-        published = await published_for(client, broken, replies)
-        assert time.monotonic() - started < 2.0  # before the 3 s prediction answers
-        assert published["params"]["diagnostics"]
-        assert (await reply(client, asked, replies))["result"]
-        await client.close()
+    waited, published = await lint_during_a_prediction(3.0)
+    assert waited < 2.0  # before the 3 s prediction answers
+    assert published["params"]["diagnostics"]
