@@ -56,8 +56,8 @@ class DraftPolicy:
     # 3-token match is often chance); once one is accepted whole, the next pass verifies
     # the rest of the draft (up to k_max): a rewrite's edits cluster, so what follows a
     # confirmed re-join is copied to the end far more often than a geometric acceptance
-    # predicts. Measured on 12 held-out next edits (BF16, 2 cores): the copy after the
-    # edit took 4-6 passes of the ramp (~200 ms), one pass of the rest ~70 ms.
+    # predicts. Measured on 16 held-out next edits (BF16, 2 cores, n = 3): 534 passes in
+    # all before, 381 after; rewrite median 0.77-0.85 s before, 0.59-0.62 s after.
     confirm_tokens: int = 4
     rest_after_rejoin: bool = True
 
