@@ -184,9 +184,27 @@ def test_after_a_rejoin_one_short_pass_confirms_then_the_rest_is_verified_at_onc
     follow(cursor, produced)
     assert cursor.pos == 15 and len(cursor.proposal()) == 4  # a short confirming pass
     cursor.advance(4, 4, draft[19], [*produced, *draft[15:20]])
-    assert cursor.proposal() == draft[20:]  # confirmed: the whole rest of the draft
-    cursor.advance(80, 30, 7, [])  # a second edit further on
+    assert cursor.proposal() == draft[20:83]  # confirmed: the rest, in a 64-token pass
+    cursor.advance(63, 30, 7, [])  # a second edit further on
     assert cursor.k == 16 and cursor.pos is None  # back to the ladder
+
+
+def test_once_a_rest_pass_is_cut_short_the_request_stays_on_the_ladder() -> None:
+    """Scattered edits: verifying the rest after each re-join would waste long passes."""
+    draft = list(range(300, 400))
+    cursor = DraftCursor(draft, DraftPolicy(confirm_tokens=4))
+    output = [*draft[:10], 1, *draft[11:14]]
+    follow(cursor, output)
+    output += draft[14:19]
+    cursor.advance(4, 4, draft[18], output)
+    assert len(cursor.proposal()) == 63  # the rest pass
+    cursor.advance(63, 6, 2, [*output, *draft[19:25], 2])  # cut short by another edit
+    assert cursor.pos is None
+    follow(cursor, draft[26:29])  # re-joined after it
+    assert cursor.pos == 29
+    k = len(cursor.proposal())
+    cursor.advance(k, k, draft[29 + k], [])
+    assert len(cursor.proposal()) < 63  # confirmed again, but no rest pass this time
 
 
 def test_a_rejoin_that_is_not_confirmed_keeps_passes_short() -> None:
