@@ -100,8 +100,6 @@ class PredictionService:
 
     async def quiet(self, limit_s: float) -> bool:
         """Wait until no prediction runs, `limit_s` at most; True when none runs."""
-        if self._idle.is_set():
-            return True
         try:
             await asyncio.wait_for(self._idle.wait(), limit_s)
         except TimeoutError:

@@ -20,13 +20,6 @@ NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
 MAX_TOKENS = 512  # the decode stays bounded whatever the region (~5-10 s at worst here)
 MAX_CANDIDATES = 6
-# While the user types an edit, a rewrite whose only change is deleting text is dropped:
-# the user is adding text, and a small model's rewrite that loses what follows the cursor
-# (the rest of a line, the next line's first word) is a frequent wrong answer there.
-# next_edit_eval.py typing mode: 4 of 4 such suggestions wrong on 60 held-back cases (seen
-# when the rule was made; 13 of 17 suggestions were wrong), 1 of 1 on 57 dev cases (not
-# seen).
-DROP_DELETIONS_WHILE_TYPING = True
 _REASONS: dict[str, FinishReason] = {
     "eos": "eos",
     "stop": "stop",
@@ -120,9 +113,14 @@ class ModelSource:
 
 
 def _deletes_while_typing(edits: tuple[TextEdit, ...], query: Query) -> bool:
+    """While the user types an edit, a rewrite whose only change is deleting text is
+    dropped: the user is adding text, and a small model's rewrite that loses what follows
+    the cursor (the rest of a line, the next line's first word) is a frequent wrong
+    answer there. next_edit_eval.py typing mode: 4 of 4 such suggestions wrong on 60
+    held-back cases (seen when the rule was made; 13 of 17 suggestions were wrong), 1 of
+    1 on 57 dev cases (not seen)."""
     typing = query.situation.in_progress is not None
-    only_deletes = all(not edit.new_text for edit in edits)
-    return DROP_DELETIONS_WHILE_TYPING and typing and only_deletes
+    return typing and all(not edit.new_text for edit in edits)
 
 
 def adapter_format(engine: Engine | None) -> str | None:
