@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..engines.api import Completion, Engine
 from .candidates import Candidate, Query
@@ -14,6 +15,7 @@ from .edits import TextEdit, minimal_edits
 from .filters import is_noise
 from .formats import AUTO, Format, choose_format, get_format, stop_strings
 from .formats.base import FinishReason
+from .given_lines import with_lines_given
 from .situation import RenderedPrompt
 
 NAME = "model"
@@ -52,14 +54,18 @@ class ModelSource:
         return self._chosen[1]
 
     def prompt(self, query: Query) -> RenderedPrompt | None:
-        return self.format.render(query.situation)
+        """What the model is sent: the format's prompt, with the region's lines above an
+        edit in progress given (given_lines.py)."""
+        rendered = self.format.render(query.situation)
+        return None if rendered is None else with_lines_given(rendered, query.situation)
 
     def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
         engine = self._engine_getter()
         fmt = self.format
-        rendered = fmt.render(query.situation)
-        if engine is None or rendered is None:
+        window = fmt.render(query.situation)
+        if engine is None or window is None:
             return []
+        rendered = with_lines_given(window, query.situation)
         stop = stop_strings(fmt, rendered)
         draft_tokens = len(engine.tokenize(rendered.draft, special=True))
         completion = engine.rewrite(
@@ -77,7 +83,12 @@ class ModelSource:
             self._candidate(fmt, query, rendered, body, completion, i)
             for i in range(len(completion.texts))
         )
-        return [c for c in found if c is not None]
+        # the window, not the part rewritten, tells an edit from a jump (candidates.kind_of)
+        return [
+            replace(c, region=(window.region_start, window.region_end))
+            for c in found
+            if c is not None
+        ]
 
     def _candidate(
         self,

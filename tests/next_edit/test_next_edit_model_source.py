@@ -62,20 +62,23 @@ def source_with(texts: list[str], reasons: list[str], fmt: str = "shadowtab") ->
 
 
 def region_of(fmt: str = "shadowtab") -> tuple[str, int]:
-    rendered = get_format(fmt).render(SITUATION)
+    """The part of the window the model rewrites (the lines above the edit are given)."""
+    rendered = source_with([], [], fmt).prompt(Query(SITUATION))
     assert rendered is not None
     return NOW[rendered.region_start : rendered.region_end], rendered.region_start
 
 
 def test_a_clean_answer_becomes_minimal_edits() -> None:
-    region, start = region_of()
+    region, _ = region_of()
     answer = region.replace("x15 = comp\n", "x15 = compute(15, cache=True)\n")
     (found,) = source_with([answer], ["eos"]).candidates(Query(SITUATION))
     cursor = SITUATION.cursor
     assert [(e.start, e.end, e.new_text) for e in found.edits] == [
         (cursor, cursor, "ute(15, cache=True)")
     ]
-    assert found.region == (start, start + len(region)) and found.source == "model"
+    window = get_format("shadowtab").render(SITUATION)
+    assert window is not None and found.source == "model"
+    assert found.region == (window.region_start, window.region_end)  # the whole window
 
 
 @pytest.mark.parametrize(
