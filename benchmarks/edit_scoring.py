@@ -2,7 +2,13 @@
 characters: a suggestion is correct when the text it produces lies on a shortest
 insert/delete path from the current text to the commit's, i.e.
 d(current, applied) + d(applied, target) == d(current, target), and it changes
-something; the characters it saves are the distance it closes."""
+something; the characters it saves are the distance it closes.
+
+That criterion is lenient for short insertions: one counts whenever its characters occur
+in order in the text still to write (`old_index` before `index_type, *old_index.args`,
+`3` before `(3, 9)`). `strict` also asks that the text up to the end of the change be
+the start of one of the mode's exact texts: the suggestion writes what the commit
+writes there, contiguously."""
 
 from __future__ import annotations
 
@@ -17,22 +23,32 @@ class Verdict:
     correct: bool
     exact: bool
     chars_saved: int  # distance to the commit's text closed (0 unless correct)
+    strict: bool = False  # correct, and what it writes is where an exact text writes it
 
 
 def apply_edit(text: str, start: int, end: int, new_text: str) -> str:
     return text[:start] + new_text + text[end:]
 
 
-def judge(current: str, applied: str, target: str, exact_texts: Sequence[str]) -> Verdict:
+def judge(
+    current: str,
+    applied: str,
+    target: str,
+    exact_texts: Sequence[str],
+    changed_until: int | None = None,
+) -> Verdict:
     """`exact_texts`: the texts that count as reaching the commit's text in this mode
-    (the hunk finished; one more hunk done)."""
+    (the hunk finished; one more hunk done). `changed_until`: where the suggestion's
+    change ends in `applied` (start + len(new text)), for `strict`."""
     a, b, c = _trim_common(current, applied, target)
     step = Indel.distance(a, b)
     remaining = Indel.distance(b, c)
     before = Indel.distance(a, c)
     correct = step > 0 and step + remaining == before
+    written = applied[:changed_until] if changed_until is not None else None
+    strict = correct and written is not None and any(t.startswith(written) for t in exact_texts)
     return Verdict(
-        correct, correct and applied in exact_texts, before - remaining if correct else 0
+        correct, correct and applied in exact_texts, before - remaining if correct else 0, strict
     )
 
 

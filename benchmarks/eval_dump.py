@@ -56,6 +56,7 @@ def _offered(case: Case, observation: Observation) -> list[dict[str, Any]]:
             "at": s.edit[0] - case.cursor,
             "correct": s.verdict.correct,
             "exact": s.verdict.exact,
+            "strict": s.verdict.strict,
             "confidence": s.confidence,
             "source": s.source,
         }

@@ -44,6 +44,7 @@ def _line(
 ) -> dict[str, Any]:
     best = [o.suggestions[0].verdict for o in found if o.suggestions]
     correct = sum(v.correct for v in best)
+    strict = sum(v.strict for v in best)
     milliseconds = sorted(o.seconds * 1000 for o in found)
     prompt = sum(o.reuse[0] for o in found if o.reuse)
     reused = sum(o.reuse[1] for o in found if o.reuse)
@@ -55,7 +56,9 @@ def _line(
         "shown": len(best),
         "correct": correct,
         "exact": sum(v.exact for v in best),
+        "strict": strict,  # correct and contiguous with an exact text (edit_scoring.py)
         "precision": round(correct / len(best), 3) if best else None,
+        "strict_precision": round(strict / len(best), 3) if best else None,
         "recall": round(correct / len(found), 3) if found else None,
         "chars_saved": sum(v.chars_saved for v in best),
         "latency_p50_ms": quantile(milliseconds, 0.5),

@@ -236,7 +236,7 @@ def _judged(
     case: Case, start: int, end: int, text: str, confidence: Any, source: Any = None
 ) -> Suggestion:
     applied = apply_edit(case.current, start, end, text)
-    verdict = judge(case.current, applied, case.target, case.exact_texts)
+    verdict = judge(case.current, applied, case.target, case.exact_texts, start + len(text))
     return Suggestion(
         verdict=verdict,
         confidence=float(confidence) if isinstance(confidence, int | float) else None,

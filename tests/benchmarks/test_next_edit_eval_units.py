@@ -34,6 +34,20 @@ def test_a_step_toward_the_commit_is_correct_and_the_whole_edit_exact() -> None:
     assert judge(current, target, target, [target]) == Verdict(True, True, 3)  # ", 3"
 
 
+def test_strict_asks_for_what_the_commit_writes_there() -> None:
+    current = "f(a, )\n"
+    done = "f(a, index_type, *old_index.args)\n"
+    cursor = current.index(")")
+    lenient = current[:cursor] + "old_index" + current[cursor:]  # letters in order only
+    verdict = judge(current, lenient, done, [done], cursor + len("old_index"))
+    assert verdict.correct and not verdict.strict
+    start = current[:cursor] + "index_type" + current[cursor:]
+    assert judge(current, start, done, [done], cursor + len("index_type")).strict
+    assert not judge(current, start, done, [done]).strict  # where the change ends unknown
+    wrong = current[:cursor] + "x" + current[cursor:]
+    assert not judge(current, wrong, done, [done], cursor + 1).strict
+
+
 def test_a_change_off_the_shortest_path_or_no_change_is_not_correct() -> None:
     current, target = "x = f(1)\n", "x = f(1, 3)\n"
     assert not judge(current, "x = f(1, 4)\n", target, [target]).correct
@@ -84,7 +98,10 @@ def test_held_back_split_is_a_stable_tenth_disjoint_from_training(tmp_path: Path
 
 def observation(*suggestions: tuple[bool, float | None]) -> Observation:
     return Observation(
-        [Suggestion(Verdict(ok, False, 3 if ok else 0), conf, None) for ok, conf in suggestions],
+        [
+            Suggestion(Verdict(ok, False, 3 if ok else 0, ok), conf, None)
+            for ok, conf in suggestions
+        ],
         seconds=0.5,
         reuse=(100, 90),
     )
@@ -95,6 +112,7 @@ def test_lines_and_the_confidence_sweep() -> None:
     (line,) = mode_lines("typing", {"next_edit": found}, {"model": "m"})
     assert (line["cases"], line["shown"], line["correct"]) == (3, 2, 1)
     assert (line["precision"], line["recall"], line["chars_saved"]) == (0.5, 0.333, 3)
+    assert (line["strict"], line["strict_precision"]) == (1, 0.5)
     assert line["prompt_reuse"] == 0.9 and line["model"] == "m"
     sweep = sweep_line("typing", "next_edit", found, {})
     assert sweep is not None and sweep["threshold_for_precision_0.8"] == 0.45
