@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from .formats.base import unescape
 from .situation import RenderedPrompt, Situation
+from .text_spans import line_starts
 
 
 def with_lines_given(rendered: RenderedPrompt, situation: Situation) -> RenderedPrompt:
@@ -40,20 +41,13 @@ def with_lines_given(rendered: RenderedPrompt, situation: Situation) -> Rendered
     if cut <= rendered.region_start:
         return rendered
     lines = text.count("\n", rendered.region_start, cut)  # given lines before that one
-    draft_cut = _nth_newline(rendered.draft, lines)
+    draft_starts = line_starts(rendered.draft)
+    if len(draft_starts) <= lines + 1:
+        return rendered
+    draft_cut = draft_starts[lines + 1] - 1  # the draft's newline that ends the given lines
     given = rendered.draft[:draft_cut]
-    if draft_cut < 0 or unescape(given) != text[rendered.region_start : cut]:
+    if unescape(given) != text[rendered.region_start : cut]:
         return rendered
     return RenderedPrompt(
         rendered.prompt + given, rendered.draft[draft_cut:], cut, rendered.region_end
     )
-
-
-def _nth_newline(text: str, n: int) -> int:
-    """The index of the (n+1)-th newline of `text`, or -1."""
-    index = -1
-    for _ in range(n + 1):
-        index = text.find("\n", index + 1)
-        if index < 0:
-            return -1
-    return index
