@@ -293,7 +293,7 @@ class LocalEngine:
         emit: Emit | None,
     ) -> Completion:
         self._ready()
-        with self._gate.real():
+        with self._gate.real(urgent=draft is None):
             runtime, cache = self._ready()
             self._before_request(runtime)
             request = GenerationRequest(

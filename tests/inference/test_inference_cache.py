@@ -78,7 +78,7 @@ def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) 
     warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
     warmer.start()
     deadline = time.monotonic() + 10
-    while not engine._gate._lock.locked() and time.monotonic() < deadline:  # warm has begun
+    while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
         time.sleep(0.01)
     time.sleep(0.3)
     started = time.perf_counter()

@@ -3,6 +3,8 @@ batch; cancel events are checked before every forward pass."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,41 +24,61 @@ class Preempted(Exception):
 
 
 class RequestGate:
+    """One engine call at a time. Waiting real requests go in order of priority, then
+    arrival: a plain continuation (ghost text, a few tokens) before a rewrite (a window),
+    so ghost text of a keystroke does not wait for its next edit. Warming runs only while
+    no real request waits."""
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count_lock = threading.Lock()
-        self._real_waiting = 0
+        self._turns = threading.Condition()
+        self._busy = False
+        self._waiting: list[tuple[int, int]] = []  # heap of (priority, arrival)
+        self._arrivals = itertools.count()
 
     @contextmanager
-    def real(self) -> Iterator[None]:
-        with self._count_lock:
-            self._real_waiting += 1
-        try:
-            self._lock.acquire()
-        finally:
-            with self._count_lock:
-                self._real_waiting -= 1
+    def real(self, urgent: bool = False) -> Iterator[None]:
+        ticket = (0 if urgent else 1, next(self._arrivals))
+        with self._turns:
+            heapq.heappush(self._waiting, ticket)
+            try:
+                while self._busy or self._waiting[0] != ticket:
+                    self._turns.wait()
+            finally:
+                self._waiting.remove(ticket)
+                heapq.heapify(self._waiting)
+            self._busy = True
         try:
             yield
         finally:
-            self._lock.release()
+            self._release()
 
     @contextmanager
     def background(self) -> Iterator[None]:
         """Low priority: waits while real requests are queued."""
-        while True:
-            self._lock.acquire()
-            if not self.real_waiting():
-                break
-            self._lock.release()
-            threading.Event().wait(0.002)  # let the waiting real request take the lock
+        with self._turns:
+            while self._busy or self._waiting:
+                self._turns.wait()
+            self._busy = True
         try:
             yield
         finally:
-            self._lock.release()
+            self._release()
 
     def real_waiting(self) -> bool:
-        return self._real_waiting > 0
+        return bool(self._waiting)
+
+    def busy(self) -> bool:
+        """A call (real or warming) holds the engine now."""
+        return self._busy
+
+    def waiting(self) -> int:
+        """Real requests waiting for their turn now."""
+        return len(self._waiting)
+
+    def _release(self) -> None:
+        with self._turns:
+            self._busy = False
+            self._turns.notify_all()
 
 
 def cancel_guard(cancel: CancelFlag | None) -> None:

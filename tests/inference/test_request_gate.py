@@ -1,0 +1,90 @@
+"""The engine's request gate: one call at a time; waiting real requests by priority
+(plain continuations before rewrites), then arrival; warming only when none waits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from shadowtab.inference.engines.llama_cpp.scheduling import RequestGate
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.002)
+
+
+def queue_behind_holder(gate: RequestGate, requests: list[tuple[str, bool]]) -> list[str]:
+    """The order in which `requests` (name, urgent) get the gate when all of them arrive,
+    one after the other, while another call holds it."""
+    order: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gate.real():
+            holding.set()
+            release.wait(10)
+
+    def request(name: str, urgent: bool) -> None:
+        with gate.real(urgent=urgent):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    threads = []
+    for count, (name, urgent) in enumerate(requests, start=1):
+        thread = threading.Thread(target=request, args=(name, urgent))
+        thread.start()
+        threads.append(thread)
+        wait_until(lambda count=count: gate.waiting() == count)  # arrival order fixed
+    release.set()
+    for thread in [holder, *threads]:
+        thread.join(10)
+    return order
+
+
+def test_a_continuation_waiting_goes_before_a_rewrite_that_came_first() -> None:
+    order = queue_behind_holder(RequestGate(), [("rewrite", False), ("ghost", True)])
+    assert order == ["ghost", "rewrite"]
+
+
+def test_equal_priority_in_order_of_arrival() -> None:
+    requests = [(f"r{i}", False) for i in range(4)] + [(f"c{i}", True) for i in range(2)]
+    order = queue_behind_holder(RequestGate(), requests)
+    assert order == ["c0", "c1", "r0", "r1", "r2", "r3"]
+
+
+def test_warming_waits_while_a_real_request_waits() -> None:
+    gate = RequestGate()
+    order: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gate.real():
+            holding.set()
+            release.wait(10)
+
+    def warm() -> None:
+        with gate.background():
+            order.append("warm")
+
+    def real() -> None:
+        with gate.real():
+            order.append("real")
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    warmer = threading.Thread(target=warm)
+    warmer.start()
+    requester = threading.Thread(target=real)
+    requester.start()
+    wait_until(gate.real_waiting)
+    release.set()
+    for thread in (holder, warmer, requester):
+        thread.join(10)
+    assert order == ["real", "warm"] and not gate.real_waiting()
