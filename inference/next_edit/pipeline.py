@@ -35,33 +35,17 @@ class NextEditPipeline:
 
     def predict(self, query: Query, cancel: threading.Event | None = None) -> list[Suggestion]:
         """Ranked suggestions, at most query.n (clamped to 1..MAX_CANDIDATES)."""
-        typed_through = self._typed_through(query)
-        if typed_through:
-            return typed_through
-        return self._ranked(query, self._found(query, _clamped(query.n), cancel))
-
-    def known(self, query: Query) -> list[Suggestion] | None:
-        """What predict() would return without asking a source: the typed-through rest
-        of a shown suggestion, or the candidates computed for this very state; None
-        when that takes the model."""
-        typed_through = self._typed_through(query)
-        if typed_through:
-            return typed_through
-        s = query.situation
-        found = self.memory.recall(s.path, s.text, s.cursor)
-        return None if found is None else self._ranked(query, found)
-
-    def _typed_through(self, query: Query) -> list[Suggestion]:
-        s = query.situation
-        kept = self.memory.type_through(s.path, s.text, s.cursor)
-        for candidate in kept:
-            self.feedback.add("typed_through", candidate.source, candidate.format)
-        return [Suggestion(c, "inline") for c in kept[: _clamped(query.n)]]
-
-    def _ranked(self, query: Query, found: list[Candidate]) -> list[Suggestion]:
-        s = query.situation
-        ranked = rank(found, s.text, _clamped(query.n), self.min_confidence)
-        return [Suggestion(c, kind_of(c, s)) for c in ranked]
+        situation = query.situation
+        n = max(1, min(query.n, MAX_CANDIDATES))
+        path, text, cursor = situation.path, situation.text, situation.cursor
+        kept = self.memory.type_through(path, text, cursor)
+        if kept:
+            for candidate in kept:
+                self.feedback.add("typed_through", candidate.source, candidate.format)
+            return [Suggestion(c, "inline") for c in kept[:n]]
+        found = self._found(query, n, cancel)
+        ranked = rank(found, text, n, self.min_confidence)
+        return [Suggestion(c, kind_of(c, situation)) for c in ranked]
 
     def _found(self, query: Query, n: int, cancel: threading.Event | None) -> list[Candidate]:
         """The sources' candidates for this state: remembered, or computed once for
@@ -97,7 +81,3 @@ class NextEditPipeline:
         self.memory.show(s.path, s.text, s.cursor, [x.candidate for x in suggestions])
         for suggestion in suggestions:
             self.feedback.add("shown", suggestion.candidate.source, suggestion.candidate.format)
-
-
-def _clamped(n: int) -> int:
-    return max(1, min(n, MAX_CANDIDATES))

@@ -107,12 +107,8 @@ def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
 class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
-    else generic). `engine_getter` returns None while the model loads.
-
-    Ghost text does not wait for the rewrite: it is the rewrite's answer at the cursor
-    only when that is already known (typed through, or computed for this state by a
-    next-edit request), else a plain continuation (a few tokens on a prompt warmed
-    while typing), and the rewrite only when the continuation offers nothing."""
+    else generic). Ghost text falls back to plain continuation when the rewrite offers
+    none at the cursor. `engine_getter` returns None while the model loads."""
 
     def __init__(
         self,
@@ -142,12 +138,9 @@ class EnginePredictor:
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[InlineCandidate]:
         query = query_of(request)
-        known = self.pipeline.known(query)
-        found = [s for s in known or [] if s.kind == "inline"]
+        found = [s for s in self.pipeline.predict(query, cancel) if s.kind == "inline"]
         if not found:
             found = self._continuations(query, cancel)
-        if not found and known is None:
-            found = [s for s in self.pipeline.predict(query, cancel) if s.kind == "inline"]
         self.pipeline.shown(query, found)
         return [
             InlineCandidate(
@@ -174,19 +167,20 @@ class EnginePredictor:
         return [edit_candidate(s, request.text) for s in self.suggestions(request, cancel)]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
-        """Prefill the prompts the next request will send: the plain continuation's
-        first (ghost text answers from it; while typing it only grows by the keystroke),
-        then the next-edit prompt. Each stops early when a real request waits."""
+        """Prefill the prompts the next request will send: the next-edit prompt (ghost
+        text and next edit both start with the rewrite), then the plain continuation's
+        (ghost text falls back to it). Each stops early when a real request waits."""
         engine = self._engine_getter()
         if engine is None:
             return
         query = query_of(request)
-        stats = engine.warm(self._completion.prompt(query), cancel=cancel)
-        if stats.preempted or (cancel is not None and cancel.is_set()):
-            return
         rendered = self.model.prompt(query)
         if rendered is not None:
-            engine.warm(rendered.prompt, cancel=cancel)
+            stats = engine.warm(rendered.prompt, cancel=cancel)
+            if stats.preempted:
+                return
+        if cancel is None or not cancel.is_set():
+            engine.warm(self._completion.prompt(query), cancel=cancel)
 
 
 @dataclass

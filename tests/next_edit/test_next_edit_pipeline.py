@@ -101,25 +101,6 @@ def test_an_unshown_result_is_kept_for_the_same_context() -> None:
     assert len(model.calls) == 1
 
 
-def test_known_asks_no_source_and_gives_what_predict_computed_for_the_state() -> None:
-    model = FakeSource("model", [insert("th * height", 0.9)])
-    pipeline = NextEditPipeline([model])
-    assert pipeline.known(query()) is None
-    computed = pipeline.predict(query())
-    assert pipeline.known(query()) == computed
-    other = query(TEXT.replace("wid\n", "wi\n"), CURSOR - 1)
-    assert pipeline.known(other) is None
-    assert len(model.calls) == 1
-
-
-def test_known_gives_the_typed_through_rest_of_a_shown_suggestion() -> None:
-    pipeline = NextEditPipeline([FakeSource("model", [insert("th * height", 0.9)])])
-    pipeline.shown(query(), pipeline.predict(query()))
-    typed = TEXT[:CURSOR] + "th" + TEXT[CURSOR:]
-    (rest,) = pipeline.known(query(typed, CURSOR + 2)) or []
-    assert rest.candidate.edits[0].new_text == " * height"
-
-
 def test_no_sources_or_no_answers_give_nothing() -> None:
     assert NextEditPipeline([]).predict(query()) == []
     empty = Query(Situation("a.py", "", 0), 3)
