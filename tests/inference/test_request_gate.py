@@ -17,10 +17,12 @@ def wait_until(condition: Callable[[], bool]) -> None:
         time.sleep(0.002)
 
 
-def queue_behind_holder(gate: RequestGate, requests: list[tuple[str, bool]]) -> list[str]:
-    """The order in which `requests` (name, urgent) get the gate when all of them arrive,
-    one after the other, while another call holds it."""
-    order: list[str] = []
+def waiting_count_is(gate: RequestGate, count: int) -> Callable[[], bool]:
+    return lambda: gate.waiting() == count
+
+
+def held(gate: RequestGate) -> tuple[threading.Thread, threading.Event]:
+    """A thread holding the gate as a real call until the returned event is set."""
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -28,19 +30,28 @@ def queue_behind_holder(gate: RequestGate, requests: list[tuple[str, bool]]) -> 
             holding.set()
             release.wait(10)
 
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    return holder, release
+
+
+def queue_behind_holder(gate: RequestGate, requests: list[tuple[str, bool]]) -> list[str]:
+    """The order in which `requests` (name, urgent) get the gate when all of them arrive,
+    one after the other, while another call holds it."""
+    order: list[str] = []
+
     def request(name: str, urgent: bool) -> None:
         with gate.real(urgent=urgent):
             order.append(name)
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert holding.wait(10)
+    holder, release = held(gate)
     threads = []
     for count, (name, urgent) in enumerate(requests, start=1):
         thread = threading.Thread(target=request, args=(name, urgent))
         thread.start()
         threads.append(thread)
-        wait_until(lambda count=count: gate.waiting() == count)  # arrival order fixed
+        wait_until(waiting_count_is(gate, count))  # fixes the order of arrival
     release.set()
     for thread in [holder, *threads]:
         thread.join(10)
@@ -61,12 +72,6 @@ def test_equal_priority_in_order_of_arrival() -> None:
 def test_warming_waits_while_a_real_request_waits() -> None:
     gate = RequestGate()
     order: list[str] = []
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with gate.real():
-            holding.set()
-            release.wait(10)
 
     def warm() -> None:
         with gate.background():
@@ -76,9 +81,7 @@ def test_warming_waits_while_a_real_request_waits() -> None:
         with gate.real():
             order.append("real")
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert holding.wait(10)
+    holder, release = held(gate)
     warmer = threading.Thread(target=warm)
     warmer.start()
     requester = threading.Thread(target=real)
