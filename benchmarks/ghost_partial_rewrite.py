@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from corpus_split import SPLITS, records
+from edit_scoring import apply_edit
 from eval_cases import Case, cases
 from next_edit_eval import DEFAULT_CORPUS
 from next_edit_latency import shortened
 from shadowtab.inference import LlamaCppEngine
-from shadowtab.inference.next_edit.candidates import kind_of
+from shadowtab.inference.next_edit.candidates import kind_of, rank
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.formats import stop_strings
 from shadowtab.inference.next_edit.model_source import EXTRA_TOKENS, MAX_TOKENS, ModelSource
@@ -65,7 +66,7 @@ def events_of(case: Case) -> tuple[Edit, ...]:
     for i, step in enumerate(case.steps):
         old = text[step.start : step.end]
         found.append(Edit(case.path, 1.0 + i * 0.1, step.start, old, step.new_text))
-        text = text[: step.start] + step.new_text + text[step.end :]
+        text = apply_edit(text, step.start, step.end, step.new_text)
     return tuple(found)
 
 
@@ -74,9 +75,9 @@ def full_rewrite(model: ModelSource, request: PredictionRequest) -> Timed:
     started = time.perf_counter()
     found = model.candidates(query)
     seconds = time.perf_counter() - started
-    best = max(found, key=lambda c: c.confidence, default=None)
-    inline = best is not None and kind_of(best, query.situation) == "inline"
-    return Timed(seconds, best.edits[0].new_text if best is not None and inline else None)
+    best = rank(found, request.text, 1, 0.0)  # as the pipeline ranks them
+    inline = bool(best) and kind_of(best[0], query.situation) == "inline"
+    return Timed(seconds, best[0].edits[0].new_text if inline else None)
 
 
 def cursor_line_written(

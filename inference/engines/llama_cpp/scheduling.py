@@ -25,9 +25,9 @@ class Preempted(Exception):
 
 class RequestGate:
     """One engine call at a time. Waiting real requests go in order of priority, then
-    arrival: a plain continuation (ghost text, a few tokens) before a rewrite (a window),
-    so ghost text of a keystroke does not wait for its next edit. Warming runs only while
-    no real request waits."""
+    arrival: a plain continuation (ghost text's fallback, a few tokens) before a rewrite
+    (a window), so it does not queue behind other editors' rewrites that came first (one
+    already running is not interrupted). Warming runs only while no real request waits."""
 
     def __init__(self) -> None:
         self._turns = threading.Condition()
