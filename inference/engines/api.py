@@ -34,6 +34,8 @@ class RequestStats:
     near_tie_flips: int = 0
     # n > 1: alternatives not decoded because the model was sure of its choice there
     alternatives_skipped: int = 0
+    # a rewrite: the times it lent the engine to a plain continuation between two passes
+    lent_to_urgent: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

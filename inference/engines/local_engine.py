@@ -293,7 +293,7 @@ class LocalEngine:
         emit: Emit | None,
     ) -> Completion:
         self._ready()
-        with self._gate.real(urgent=draft is None):
+        with self._gate.real(urgent=draft is None) as turn:
             runtime, cache = self._ready()
             self._before_request(runtime)
             request = GenerationRequest(
@@ -310,7 +310,12 @@ class LocalEngine:
                 self.alternative_min_p,
             )
             completion = run_generation(
-                runtime, cache, request, self._prompt_tokens, lambda: cancel_guard(cancel)
+                runtime,
+                cache,
+                request,
+                self._prompt_tokens,
+                lambda: cancel_guard(cancel),
+                turn.lend_to_urgent if draft is not None else None,
             )
             self._add_totals(completion.stats)
             return completion

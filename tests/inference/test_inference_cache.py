@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from inference_samples import FIB, SORT, long_code
-from shadowtab.inference import LlamaCppEngine
+from shadowtab.inference import Completion, LlamaCppEngine
 
 
 def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
@@ -92,6 +92,33 @@ def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) 
     # what warming computed before it yielded stays cached
     resident = engine.cache_info().resident_prefixes
     assert any(length >= warm_stats.evaluated_prompt_tokens for length in resident)
+
+
+def test_a_rewrite_lends_the_engine_to_a_continuation_and_answers_the_same(
+    engine: LlamaCppEngine,
+) -> None:
+    """A plain continuation that arrives during a rewrite runs between two of its passes
+    (not after it), and the rewrite's answer is the one it gives alone: its sequence is
+    kept while the continuation runs in another."""
+    code = long_code(900)
+    prompt, draft = f"# Repeat this code.\n{code}\n# Again:\n", code
+    engine.warm(prompt)
+    alone = engine.rewrite(prompt, draft, 64, speculative=False)  # a pass per token
+    results: list[Completion] = []
+    rewriter = threading.Thread(
+        target=lambda: results.append(engine.rewrite(prompt, draft, 64, speculative=False))
+    )
+    rewriter.start()
+    deadline = time.monotonic() + 10
+    while not engine._gate.busy() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    continuation = engine.complete(FIB, 4)
+    rewrite_running = rewriter.is_alive()
+    rewriter.join()
+    again = results[0]
+    assert rewrite_running and again.stats.lent_to_urgent >= 1
+    assert again.texts == alone.texts
+    assert continuation.texts == engine.complete(FIB, 4).texts
 
 
 @pytest.fixture(scope="module")

@@ -176,6 +176,25 @@ def test_prefix_cache_evicts_least_recently_used_over_budget() -> None:
     assert sorted(cache.info(1).resident_prefixes) == [40, 40]
 
 
+def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:
+    """A rewrite that lent the engine keeps its sequence while a continuation runs."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=2, capacity_tokens=1000, n_cells=1000)
+    doc = [1, 2, 3, *range(10, 50)]
+    rewrite = cache.place(doc, len(doc))
+    cache.pin(rewrite.seq)
+    typed = [*doc[:-1], 99]  # would continue in place if the sequence were free
+    other = cache.place(typed, len(typed))
+    assert other.seq != rewrite.seq and ("rm", rewrite.seq, 0, -1) not in ops.calls
+    cache.record(other.seq, typed)
+    third = cache.place([7, 8, 9], 3)  # both slots taken: only the unpinned one is free
+    assert third.seq == other.seq
+    assert not [c for c in ops.calls if c[0] == "rm" and c[1] == rewrite.seq]
+    cache.unpin(rewrite.seq)
+    cache.record(rewrite.seq, doc)
+    assert cache.place(typed, len(typed)).seq == rewrite.seq  # free again: in place
+
+
 def test_after_a_rejoin_one_short_pass_confirms_then_the_rest_is_verified_at_once() -> None:
     draft = list(range(300, 400))
     policy = DraftPolicy(ladder=(2, 4, 8, 16, 32, 63, 127), confirm_tokens=4)

@@ -91,3 +91,50 @@ def test_warming_waits_while_a_real_request_waits() -> None:
     for thread in (holder, warmer, requester):
         thread.join(10)
     assert order == ["real", "warm"] and not gate.real_waiting()
+
+
+def test_a_rewrite_lends_the_engine_to_a_waiting_continuation_and_keeps_its_place() -> None:
+    """Between two passes a rewrite lets a waiting plain continuation run, then takes the
+    engine back ahead of a rewrite that came later; warming still waits."""
+    gate = RequestGate()
+    order: list[str] = []
+    holding, go_on = threading.Event(), threading.Event()
+
+    def rewrite() -> None:
+        with gate.real() as turn:
+            holding.set()
+            go_on.wait(10)
+            order.append("pass 1")
+            assert turn.lend_to_urgent()
+            order.append("pass 2")
+            assert not turn.lend_to_urgent()  # nobody urgent waits now
+
+    def request(name: str, urgent: bool) -> None:
+        with gate.real(urgent=urgent):
+            order.append(name)
+
+    def warm() -> None:
+        with gate.background():
+            order.append("warm")
+
+    first = threading.Thread(target=rewrite)
+    first.start()
+    assert holding.wait(10)
+    later = threading.Thread(target=request, args=("later rewrite", False))
+    later.start()
+    wait_until(waiting_count_is(gate, 1))
+    warmer = threading.Thread(target=warm)
+    warmer.start()
+    ghost = threading.Thread(target=request, args=("continuation", True))
+    ghost.start()
+    wait_until(waiting_count_is(gate, 2))
+    go_on.set()
+    for thread in (first, later, warmer, ghost):
+        thread.join(10)
+    assert order == ["pass 1", "continuation", "pass 2", "later rewrite", "warm"]
+
+
+def test_an_urgent_call_never_lends() -> None:
+    gate = RequestGate()
+    with gate.real(urgent=True) as turn:
+        assert not turn.lend_to_urgent()

@@ -30,6 +30,8 @@ from .runtime import LlamaRuntime
 from .text_output import Emit, TextAssembler
 
 PromptTokenizer = Callable[[LlamaRuntime, str, int, RequestStats], list[int]]
+# Between two passes: lend the engine to an urgent call that waits; True when it did.
+Lend = Callable[[], bool]
 DRAFT_POLICY = DraftPolicy()
 # An alternative is decoded only where the model is unsure: its first token must be at
 # least this likely where it leaves the best candidate. A settled intent costs one
@@ -59,13 +61,20 @@ def run_generation(
     request: GenerationRequest,
     prompt_tokens: PromptTokenizer,
     guard: Guard,
+    lend: Lend | None = None,
 ) -> Completion:
+    """`lend`: the prompt and the best candidate may lend the engine between two passes
+    (alternatives may not: their spare sequences are other requests' too); the request's
+    sequence is pinned in the cache meanwhile."""
     started = time.perf_counter()
     stats = RequestStats()
     reserve = request.max_tokens + request.policy.k_max + 1
     tokens = prompt_tokens(runtime, request.prompt, reserve, stats)
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
-    writer = SequenceWriter(runtime, placement.seq, tokens[: placement.reused], guard)
+    cache.pin(placement.seq)
+    writer = SequenceWriter(
+        runtime, placement.seq, tokens[: placement.reused], _lending(guard, lend, stats)
+    )
     stats.reused_prompt_tokens = placement.reused
     clock = lambda: time.perf_counter() - started  # noqa: E731
     try:
@@ -77,6 +86,7 @@ def run_generation(
         draft = _draft_tokens(runtime, request)
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
         _decode_best(writer, first, draft, sink, stats, ties, request.policy)
+        writer.guard = guard
         sink.result.text = sink.text.finish()
         found = [sink.result]
         if request.n > 1 and draft is None:
@@ -86,12 +96,26 @@ def run_generation(
                 runtime, writer, tokens, first, draft, sink.result, request, stats, ties
             )
     finally:
+        cache.unpin(writer.seq)
         cache.record(writer.seq, writer.tokens)
         stats.forward_passes += writer.passes
         stats.seconds = time.perf_counter() - started
     stats.generated_tokens = len(sink.result.tokens)
     stats.first_token_seconds = sink.result.first_token_at or stats.seconds
     return _completion(found, stats)
+
+
+def _lending(guard: Guard, lend: Lend | None, stats: RequestStats) -> Guard:
+    if lend is None:
+        return guard
+
+    def guard_then_lend() -> None:
+        guard()
+        if lend():
+            stats.lent_to_urgent += 1
+            guard()  # cancelled while it waited
+
+    return guard_then_lend
 
 
 def _completion(found: list[Generation], stats: RequestStats) -> Completion:

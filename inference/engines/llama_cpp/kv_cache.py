@@ -49,7 +49,9 @@ class PrefixCache:
     extends it (the next keystroke in the same document); when it shares only a small head
     (another document with the same instructions) the head is forked into a free sequence:
     in a unified KV cache that shares cells instead of copying them.
-    Accounting counts each sequence's tokens, so shared heads count twice (conservative)."""
+    Accounting counts each sequence's tokens, so shared heads count twice (conservative).
+    A pinned sequence (a request in progress, e.g. a rewrite that lent the engine to a
+    plain continuation) is only read by others: never trimmed, taken over or evicted."""
 
     def __init__(self, ops: SequenceOps, n_slots: int, capacity_tokens: int, n_cells: int) -> None:
         self._ops = ops
@@ -58,6 +60,7 @@ class PrefixCache:
         self.capacity_tokens = capacity_tokens
         self._n_cells = n_cells
         self._clock = 0
+        self._pinned: set[int] = set()
 
     def used_tokens(self) -> int:
         return sum(len(prefix.tokens) for prefix in self._slots.values())
@@ -78,7 +81,8 @@ class PrefixCache:
         `total_tokens`. With `need_logits` the last prompt token is left to evaluate."""
         best, shared = self._best_match(prompt)
         shared = min(shared, len(prompt) - 1 if need_logits else len(prompt))
-        if best is not None and self._continue_in_place(best, shared):
+        in_use = best is not None and best.seq in self._pinned
+        if best is not None and not in_use and self._continue_in_place(best, shared):
             self._trim(best, shared)
             target = best
         else:
@@ -99,6 +103,12 @@ class PrefixCache:
         prefix.tokens = list(tokens)
         self._touch(prefix)
         self._enforce_budget(keep=prefix)
+
+    def pin(self, seq: int) -> None:
+        self._pinned.add(seq)
+
+    def unpin(self, seq: int) -> None:
+        self._pinned.discard(seq)
 
     def clear(self) -> None:
         for prefix in list(self._slots.values()):
@@ -129,7 +139,7 @@ class PrefixCache:
             if seq not in self._slots:
                 self._slots[seq] = ResidentPrefix(seq=seq)
                 return self._slots[seq]
-        victims = [p for p in self._slots.values() if p is not exclude]
+        victims = [p for p in self._evictable() if p is not exclude]
         victim = min(victims, key=lambda p: p.last_used)
         self._evict(victim)
         self._slots[victim.seq] = ResidentPrefix(seq=victim.seq)
@@ -143,8 +153,11 @@ class PrefixCache:
         self._ops.seq_remove(prefix.seq, 0, -1)
         self._slots.pop(prefix.seq, None)
 
+    def _evictable(self) -> list[ResidentPrefix]:
+        return [p for p in self._slots.values() if p.seq not in self._pinned]
+
     def _others_by_age(self, keep: ResidentPrefix) -> list[ResidentPrefix]:
-        others = [p for p in self._slots.values() if p is not keep]
+        others = [p for p in self._evictable() if p is not keep]
         return sorted(others, key=lambda p: p.last_used)
 
     def _make_room(self, target: ResidentPrefix, total_tokens: int) -> None:

@@ -1,5 +1,6 @@
 """Serializing engine calls: real requests go first, warming yields to them within one
-batch; cancel events are checked before every forward pass."""
+batch, a rewrite lends the engine to a waiting plain continuation between two passes;
+cancel events are checked before every forward pass."""
 
 from __future__ import annotations
 
@@ -23,34 +24,72 @@ class Preempted(Exception):
     """A warm-up stopped because a real request is waiting."""
 
 
+Ticket = tuple[int, int]  # (priority: 0 urgent, 1 not; arrival)
+
+
+class Turn:
+    """A real call's hold on the engine."""
+
+    def __init__(self, gate: RequestGate, ticket: Ticket) -> None:
+        self._gate = gate
+        self.ticket = ticket
+
+    def lend_to_urgent(self) -> bool:
+        """Between two forward passes of a call that is not urgent (a rewrite): when an
+        urgent call waits (a plain continuation: ghost text's fallback, a few tokens), let
+        it run now and take the engine back after it, ahead of calls that came later.
+        The caller keeps its KV sequence untouched meanwhile (PrefixCache.pin). True when
+        it lent the engine."""
+        return self._gate.lend(self.ticket)
+
+
 class RequestGate:
     """One engine call at a time. Waiting real requests go in order of priority, then
     arrival: a plain continuation (ghost text's fallback, a few tokens) before a rewrite
-    (a window), so it does not queue behind other editors' rewrites that came first (one
-    already running is not interrupted). Warming runs only while no real request waits."""
+    (a window), so it does not queue behind other editors' rewrites that came first; a
+    rewrite already running lends the engine to it between two passes
+    (Turn.lend_to_urgent). Warming runs only while no real request waits."""
 
     def __init__(self) -> None:
         self._turns = threading.Condition()
         self._busy = False
-        self._waiting: list[tuple[int, int]] = []  # heap of (priority, arrival)
+        self._waiting: list[Ticket] = []  # a heap
         self._arrivals = itertools.count()
 
     @contextmanager
-    def real(self, urgent: bool = False) -> Iterator[None]:
+    def real(self, urgent: bool = False) -> Iterator[Turn]:
         ticket = (0 if urgent else 1, next(self._arrivals))
-        with self._turns:
-            heapq.heappush(self._waiting, ticket)
-            try:
-                while self._busy or self._waiting[0] != ticket:
-                    self._turns.wait()
-            finally:
-                self._waiting.remove(ticket)
-                heapq.heapify(self._waiting)
-            self._busy = True
+        self._acquire(ticket)
         try:
-            yield
+            yield Turn(self, ticket)
         finally:
             self._release()
+
+    def lend(self, ticket: Ticket) -> bool:
+        """See Turn.lend_to_urgent: the holder of `ticket` waits again with its ticket."""
+        with self._turns:
+            if ticket[0] == 0 or not self._waiting or self._waiting[0][0] != 0:
+                return False
+            self._busy = False
+            self._turns.notify_all()
+            self._wait_for_turn(ticket)
+        return True
+
+    def _acquire(self, ticket: Ticket) -> None:
+        with self._turns:
+            self._wait_for_turn(ticket)
+
+    def _wait_for_turn(self, ticket: Ticket) -> None:
+        """With the condition's lock held: queue `ticket`, wait until it is first and the
+        engine free, take the engine."""
+        heapq.heappush(self._waiting, ticket)
+        try:
+            while self._busy or self._waiting[0] != ticket:
+                self._turns.wait()
+        finally:
+            self._waiting.remove(ticket)
+            heapq.heapify(self._waiting)
+        self._busy = True
 
     @contextmanager
     def background(self) -> Iterator[None]:
