@@ -87,6 +87,7 @@ class WorkerEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         args = {
             "prompt": prompt,
@@ -95,8 +96,9 @@ class WorkerEngine:
             "stop": list(stop),
             "speculative": speculative,
             "n": n,
+            "on_text": on_text is not None,  # the worker then sends the text as pieces
         }
-        return completion_from_wire(self._call("rewrite", args, cancel))
+        return completion_from_wire(self._call("rewrite", args, cancel, on_text))
 
     def rewrite_stream(
         self,
@@ -140,10 +142,16 @@ class WorkerEngine:
 
     # forwarding
 
-    def _call(self, method: str, args: dict[str, Any], cancel: threading.Event | None) -> Any:
+    def _call(
+        self,
+        method: str,
+        args: dict[str, Any],
+        cancel: threading.Event | None,
+        on_piece: Callable[[str], None] | None = None,
+    ) -> Any:
         process = self.supervisor.ready_process()
         try:
-            return process.call(method, args, cancel)
+            return process.call(method, args, cancel, on_piece)
         except WorkerDied:
             self.supervisor.count_failed_request()
             raise
