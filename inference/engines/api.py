@@ -4,7 +4,7 @@ the errors engines raise and the limits every request is checked against."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -150,12 +150,7 @@ class Engine(Protocol):
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
-    ) -> Completion:
-        """The original `draft` rewritten (it is the speculative draft). `on_text` is
-        given the best candidate's text as it is written, piece by piece, where the
-        engine can tell (a local engine; a server's with n = 1); never after the call."""
-        ...
+    ) -> Completion: ...
 
     def rewrite_stream(
         self,

@@ -195,13 +195,12 @@ class LocalEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         """n > 1: the alternatives leave the best rewrite where it starts editing (see
-        generation.branch_position). `on_text`: the best one's text as it is written."""
+        generation.branch_position)."""
         check_request(self._limits(), max_tokens, n, draft=draft)
         mode = "speculative" if speculative else "greedy"
-        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, on_text)
+        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None)
 
     def rewrite_stream(
         self,

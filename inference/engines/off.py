@@ -4,7 +4,7 @@ runs without a model; its tests use it)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from .api import CacheInfo, Completion, EngineError, RequestStats
@@ -52,7 +52,6 @@ class OffEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         self._fail()
 

@@ -155,13 +155,12 @@ class OpenAIEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         if n > 1:  # alternatives branch at the first token, as complete() does
             return self.complete(prompt, max_tokens, stop, n, cancel)
         self._check(prompt, max_tokens, 1, draft)
         request = self._request(prompt, max_tokens, stop, draft if speculative else None)
-        return self._call_completion(lambda flag: self._completion(request, flag, on_text), cancel)
+        return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
 
     def rewrite_stream(
         self,

@@ -11,7 +11,6 @@ from dataclasses import replace
 from ..engines.api import Completion, Engine
 from .candidates import Candidate, Query
 from .confidence import confidence
-from .cursor_line import CursorLineReader, EarlyVerdicts, state_key
 from .edits import TextEdit, minimal_edits
 from .filters import is_noise
 from .formats import AUTO, Format, choose_format, get_format, stop_strings
@@ -42,9 +41,6 @@ class ModelSource:
         self._engine_getter = engine_getter
         self.format_name = format_name  # None / "auto": the loaded adapter's format
         self._chosen: tuple[Engine | None, Format] | None = None
-        # whether a rewrite's best candidate inserts at the cursor, known from its
-        # cursor's line before the rewrite ends: ghost text's fallback need not wait
-        self.early = EarlyVerdicts()
 
     @property
     def format(self) -> Format:
@@ -72,7 +68,6 @@ class ModelSource:
         rendered = with_lines_given(window, query.situation)
         stop = stop_strings(fmt, rendered)
         draft_tokens = len(engine.tokenize(rendered.draft, special=True))
-        verdict = self.early.of(state_key(query.situation))
         completion = engine.rewrite(
             rendered.prompt,
             rendered.draft,
@@ -80,7 +75,6 @@ class ModelSource:
             stop=list(stop),
             cancel=cancel,
             n=max(1, min(query.n, MAX_CANDIDATES)),
-            on_text=CursorLineReader(query.situation, rendered, verdict).feed,
         )
         body = rendered.draft
         for marker in stop:

@@ -17,10 +17,8 @@ from typing import Protocol, TypeVar
 from ..engines.api import Engine
 from .candidates import CandidateSource, Query, merged, rank
 from .completion_source import CompletionSource
-from .cursor_line import state_key
 from .events import Edit, edit_context
 from .feedback import FeedbackCounts
-from .ghost_text import GhostText
 from .model_source import ModelSource
 from .pipeline import NextEditPipeline, Suggestion
 from .reversal import undoes_user
@@ -110,8 +108,7 @@ class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
     else generic). Ghost text falls back to plain continuation when the rewrite offers
-    none at the cursor, as soon as that is known (ghost_text.py). `engine_getter`
-    returns None while the model loads."""
+    none at the cursor. `engine_getter` returns None while the model loads."""
 
     def __init__(
         self,
@@ -124,7 +121,6 @@ class EnginePredictor:
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
         self._completion = CompletionSource(engine_getter)
         self._engine_getter = engine_getter
-        self._ghost = GhostText(self.pipeline.predict, self._continuations, self.model.early)
 
     @property
     def feedback(self) -> FeedbackCounts:
@@ -133,7 +129,7 @@ class EnginePredictor:
     def suggestions(
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[Suggestion]:
-        query = self._query(request)
+        query = query_of(request)
         found = self.pipeline.predict(query, cancel)
         self.pipeline.shown(query, found)
         return found
@@ -141,8 +137,10 @@ class EnginePredictor:
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[InlineCandidate]:
-        query = self._query(request)
-        found = self._ghost.suggestions(query, cancel)
+        query = query_of(request)
+        found = [s for s in self.pipeline.predict(query, cancel) if s.kind == "inline"]
+        if not found:
+            found = self._continuations(query, cancel)
         self.pipeline.shown(query, found)
         return [
             InlineCandidate(
@@ -153,12 +151,6 @@ class EnginePredictor:
             )
             for s in found
         ]
-
-    def _query(self, request: PredictionRequest) -> Query:
-        """The request's query; rewrites left running for older states stop."""
-        query = query_of(request)
-        self._ghost.other_state(query.situation.path, state_key(query.situation))
-        return query
 
     def _continuations(self, query: Query, cancel: threading.Event | None) -> list[Suggestion]:
         found = [
@@ -181,7 +173,7 @@ class EnginePredictor:
         engine = self._engine_getter()
         if engine is None:
             return
-        query = self._query(request)
+        query = query_of(request)
         rendered = self.model.prompt(query)
         if rendered is not None:
             stats = engine.warm(rendered.prompt, cancel=cancel)

@@ -142,9 +142,6 @@ def test_streaming_yields_the_same_text(any_engine: Engine) -> None:
     # with the step-1611 adapter, when this compared it with greedy)
     rewritten = any_engine.rewrite(SORT, whole, 12).texts[0]
     assert "".join(any_engine.rewrite_stream(SORT, whole, 12)) == rewritten
-    pieces: list[str] = []  # a rewrite tells its text as it is written (ghost_text.py)
-    assert any_engine.rewrite(SORT, whole, 12, on_text=pieces.append).texts[0] == rewritten
-    assert "".join(pieces) == rewritten
 
 
 def test_bad_input_gets_clear_errors(any_engine: Engine) -> None:

@@ -70,9 +70,6 @@ def test_streams_join_to_the_completion(worker: WorkerEngine) -> None:
     assert "".join(pieces) == worker.complete(FIB, max_tokens=20).texts[0]
     rewritten = list(worker.rewrite_stream("Rewrite:\n" + SORT, SORT, max_tokens=30))
     assert "".join(rewritten) == worker.rewrite("Rewrite:\n" + SORT, SORT, 30).texts[0]
-    pieces: list[str] = []  # a rewrite's text as it is written crosses as pieces too
-    told = worker.rewrite("Rewrite:\n" + SORT, SORT, 30, n=3, on_text=pieces.append)
-    assert len(pieces) > 1 and "".join(pieces) == told.texts[0]
 
 
 def test_warm_tokenize_cache_info_and_stats(worker: WorkerEngine, inline: LlamaCppEngine) -> None:

@@ -5,7 +5,7 @@ log-probabilities, offsets) for the confidence."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +44,8 @@ class ScriptedEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         self.calls.append({"max_tokens": max_tokens, "n": n, "stop": list(stop)})
-        if on_text is not None and self.texts:
-            on_text(self.texts[0])
         offsets = [[len(t)] for t in self.texts]
         return Completion(
             list(self.texts),

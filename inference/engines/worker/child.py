@@ -130,20 +130,13 @@ class WorkerServer:
     ) -> Any:
         if method in STREAMS:
             for text in getattr(self.engine, method)(**args, cancel=cancel):
-                self._piece(request_id, text)
+                self.channel.send({"op": "piece", "id": request_id, "text": text})
             return None
         if method not in CALLS or not hasattr(self.engine, method):
             raise EngineError(f"the engine has no method {method!r}")
-        if method == "rewrite" and args.pop("on_text", False):
-            return self.engine.rewrite(
-                **args, cancel=cancel, on_text=lambda text: self._piece(request_id, text)
-            )
         if method in GENERATING:
             return getattr(self.engine, method)(**args, cancel=cancel)
         return getattr(self.engine, method)(**args)
-
-    def _piece(self, request_id: int, text: str) -> None:
-        self.channel.send({"op": "piece", "id": request_id, "text": text})
 
 
 def _request_id(message: dict[str, Any]) -> int:

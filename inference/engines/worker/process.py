@@ -147,21 +147,12 @@ class WorkerProcess:
 
     # calls from the daemon
 
-    def call(
-        self,
-        method: str,
-        args: dict[str, Any],
-        cancel: threading.Event | None,
-        on_piece: Callable[[str], None] | None = None,
-    ) -> Any:
+    def call(self, method: str, args: dict[str, Any], cancel: threading.Event | None) -> Any:
         """The worker's result for `method` (plain data); its error re-raised as the same
-        EngineError class; WorkerDied when it dies first. Pieces sent before the reply
-        (a rewrite's text as it is written) go to `on_piece`."""
+        EngineError class; WorkerDied when it dies first."""
         for kind, value in self._exchange(method, args, cancel):
             if kind == "reply":
                 return value
-            if on_piece is not None:
-                on_piece(value)
         raise AssertionError("unreachable: a call ends with a reply or an error")
 
     def stream(

@@ -87,7 +87,6 @@ class WorkerEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-        on_text: Callable[[str], None] | None = None,
     ) -> Completion:
         args = {
             "prompt": prompt,
@@ -96,9 +95,8 @@ class WorkerEngine:
             "stop": list(stop),
             "speculative": speculative,
             "n": n,
-            "on_text": on_text is not None,  # the worker then sends the text as pieces
         }
-        return completion_from_wire(self._call("rewrite", args, cancel, on_text))
+        return completion_from_wire(self._call("rewrite", args, cancel))
 
     def rewrite_stream(
         self,
@@ -142,16 +140,10 @@ class WorkerEngine:
 
     # forwarding
 
-    def _call(
-        self,
-        method: str,
-        args: dict[str, Any],
-        cancel: threading.Event | None,
-        on_piece: Callable[[str], None] | None = None,
-    ) -> Any:
+    def _call(self, method: str, args: dict[str, Any], cancel: threading.Event | None) -> Any:
         process = self.supervisor.ready_process()
         try:
-            return process.call(method, args, cancel, on_piece)
+            return process.call(method, args, cancel)
         except WorkerDied:
             self.supervisor.count_failed_request()
             raise
