@@ -119,7 +119,9 @@ class EnginePredictor:
     ) -> None:
         self.model = ModelSource(engine_getter, format_name)
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
-        self._completion = CompletionSource(engine_getter)
+        self._completion = CompletionSource(
+            engine_getter, lambda query: self.model.format.continuation(query.situation)
+        )
         self._engine_getter = engine_getter
 
     @property

@@ -55,6 +55,12 @@ class Format(Protocol):
         """The updated region (user text, unescaped), or None: no suggestion."""
         ...
 
+    def continuation(self, situation: Situation) -> str | None:
+        """A prompt of plain code up to the cursor for ghost text's fallback
+        continuation that begins as `render`'s prompt does (the two then share their KV
+        cache), or None: the fallback uses its own prompt (prompts.completion_prompt)."""
+        ...
+
 
 def escape(text: str, controls: Sequence[str] = ()) -> str:
     """User text with every `<|` and every string of `controls` broken by ESCAPE, so

@@ -105,6 +105,9 @@ class GenericFormat:
         """The fence this prompt uses (the run of backticks the draft ends with)."""
         return (rendered.draft[len(rendered.draft.rstrip("`")) :],)
 
+    def continuation(self, situation: Situation) -> str | None:
+        return None  # its prompt does not begin with the code: nothing to share
+
     def parse(self, answer: str, finish: FinishReason) -> str | None:
         if finish not in self.complete_on or has_marker(answer, shadowtab.CONTROL_STRINGS):
             return None

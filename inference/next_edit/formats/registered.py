@@ -26,3 +26,6 @@ class ShadowtabFormat:
         if finish not in self.complete_on:
             return None
         return shadowtab.parse_answer(answer)
+
+    def continuation(self, situation: Situation) -> str | None:
+        return shadowtab.continuation_prompt(situation)

@@ -35,6 +35,7 @@ __all__ = [
     "PastEdit",
     "RenderedPrompt",
     "Situation",
+    "continuation_prompt",
     "parse_answer",
     "render",
 ]
@@ -125,6 +126,45 @@ def _typing_diff(old_lines: str, new_lines: str) -> str:
     return minus + plus
 
 
+def _edit_lines(situation: Situation, starts: list[int]) -> tuple[int, int, EditInProgress | None]:
+    """The first and last line of the edit being typed (or the cursor's line), and the
+    edit when it can be shown."""
+    text = situation.text
+    edit = situation.in_progress
+    if edit is not None and not _usable(text, edit):
+        edit = None
+    if edit is None:
+        first = last = line_of(starts, min(max(situation.cursor, 0), len(text)))
+        return first, last, None
+    return line_of(starts, edit.start), line_of(starts, edit.start + len(edit.new_text)), edit
+
+
+def _head(situation: Situation, starts: list[int], first: int) -> tuple[str, int]:
+    """The prompt's first section (the file marker, the context above the region) and
+    where the region starts."""
+    region_start = starts[max(0, first - REGION_LINES_ABOVE)]
+    context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
+    head = f"{FILE}{escape(situation.path)}\n" + escape(situation.text[context_start:region_start])
+    return head, region_start
+
+
+def continuation_prompt(situation: Situation) -> str | None:
+    """Plain code up to the cursor, for ghost text's fallback continuation: `render`'s
+    first section, then the region's text up to the cursor. The two prompts begin
+    alike, so the continuation finds that section in the KV cache (the next-edit
+    prompt's, warmed) and prefills only the region's lines up to the cursor. None when
+    the cursor lies above the region or the text holds the escape character."""
+    text, cursor = situation.text, situation.cursor
+    if ESCAPE in text or not 0 <= cursor <= len(text):
+        return None
+    starts = line_starts(text)
+    first, _, _ = _edit_lines(situation, starts)
+    head, region_start = _head(situation, starts, first)
+    if cursor < region_start:
+        return None
+    return head + escape(text[region_start:cursor])
+
+
 def render(situation: Situation) -> RenderedPrompt | None:
     """The prompt for `situation`, or None when it cannot be rendered faithfully (the
     text holds the escape character itself)."""
@@ -132,15 +172,9 @@ def render(situation: Situation) -> RenderedPrompt | None:
     if ESCAPE in text:
         return None
     starts = line_starts(text)
-    edit = situation.in_progress
-    if edit is not None and not _usable(text, edit):
-        edit = None
-    if edit is None:
-        first = last = line_of(starts, min(max(situation.cursor, 0), len(text)))
-        old_lines = new_lines = ""
-    else:
-        first = line_of(starts, edit.start)
-        last = line_of(starts, edit.start + len(edit.new_text))
+    first, last, edit = _edit_lines(situation, starts)
+    old_lines = new_lines = ""
+    if edit is not None:
         edit_start, edit_end = _lines_span(text, starts, first, last)
         new_lines = text[edit_start:edit_end]
         old_lines = (
@@ -151,7 +185,7 @@ def render(situation: Situation) -> RenderedPrompt | None:
     region_start, region_end = _lines_span(
         text, starts, first - REGION_LINES_ABOVE, last + REGION_LINES_BELOW
     )
-    context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
+    head, _ = _head(situation, starts, first)
     below_end = _lines_span(text, starts, 0, last + REGION_LINES_BELOW + CONTEXT_LINES_BELOW)[1]
     region_now = text[region_start:region_end]
     region_before = region_now
@@ -160,8 +194,7 @@ def render(situation: Situation) -> RenderedPrompt | None:
         region_before = region_now[:cut] + edit.old_text + region_now[cut + len(edit.new_text) :]
     prompt = "".join(
         (
-            f"{FILE}{escape(situation.path)}\n",
-            escape(text[context_start:region_start]),
+            head,
             PAST,
             escape(render_past_edits(situation.past_edits)),
             REGION,

@@ -77,6 +77,9 @@ class SweepFormat:
         draft = escape(ensure_newline(found.region_now)) + FILE_SEP
         return RenderedPrompt(prompt, draft, found.region_start, found.region_end)
 
+    def continuation(self, situation: Situation) -> str | None:
+        return None  # its prompt does not begin with the code: nothing to share
+
     def parse(self, answer: str, finish: FinishReason) -> str | None:
         if finish not in self.complete_on or has_marker(answer, ()):
             return None

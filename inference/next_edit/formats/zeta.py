@@ -97,6 +97,9 @@ class ZetaFormat:
             prompt, escape(found.region_now) + REGION_END, found.region_start, found.region_end
         )
 
+    def continuation(self, situation: Situation) -> str | None:
+        return None  # its prompt does not begin with the code: nothing to share
+
     def parse(self, answer: str, finish: FinishReason) -> str | None:
         if finish not in self.complete_on:
             return None
