@@ -138,3 +138,29 @@ def test_the_format_follows_the_config_then_the_adapter() -> None:
     assert choose_format("zeta", "shadowtab").name == "zeta"
     with pytest.raises(ValueError, match="known"):
         choose_format("nope", None)
+
+
+def test_the_continuation_prompt_begins_as_the_next_edit_prompt(engine: LlamaCppEngine) -> None:
+    """Ghost text's fallback shares the next-edit prompt's first section in the KV
+    cache: in tokens, all but the region's lines up to the cursor are common."""
+    fmt = get_format("shadowtab")
+    for text, cursor, edits in typing_session()[::6]:
+        context = edit_context(edits, "m.py", text, cursor)
+        situation = Situation("m.py", text, cursor, context.in_progress, context.past)
+        rendered, continuation = fmt.render(situation), fmt.continuation(situation)
+        assert rendered is not None and continuation is not None
+        assert continuation.endswith(text[rendered.region_start : cursor])
+        head = continuation[: len(continuation) - (cursor - rendered.region_start)]
+        assert rendered.prompt.startswith(head)
+        ours = engine.tokenize(continuation, special=True)
+        theirs = engine.tokenize(rendered.prompt, special=True)
+        tail = engine.tokenize(text[rendered.region_start : cursor])
+        assert common_prefix(ours, theirs) >= len(ours) - len(tail) - 2
+
+
+@pytest.mark.parametrize("name", sorted(set(FORMATS) - {"shadowtab"}))
+def test_other_formats_leave_the_continuation_its_own_prompt(name: str) -> None:
+    text, cursor, edits = typing_session()[0]
+    context = edit_context(edits, "m.py", text, cursor)
+    situation = Situation("m.py", text, cursor, context.in_progress, context.past)
+    assert get_format(name).continuation(situation) is None

@@ -3,9 +3,12 @@ line; what comes before it is the insertion, and one that never re-joins is drop
 
 from __future__ import annotations
 
+from next_edit_samples import typing_session
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import Query
 from shadowtab.inference.next_edit.completion_source import CompletionSource
+from shadowtab.inference.next_edit.events import edit_context
+from shadowtab.inference.next_edit.formats import get_format
 from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
 from shadowtab.inference.next_edit.situation import Situation
 
@@ -61,3 +64,24 @@ def test_the_source_offers_what_comes_before_the_rest_of_the_line(
         line = "print(" + edit.new_text + ")"
         assert line.count("(") == line.count(")"), line
         assert 0.0 < candidate.confidence <= 1.0
+
+
+def test_the_fallback_prefills_only_the_lines_the_next_edit_prompt_lacks(
+    engine: LlamaCppEngine,
+) -> None:
+    """With the next-edit prompt warmed, ghost text's fallback finds its first section in
+    the cache (formats/shadowtab.py continuation_prompt)."""
+    text, cursor, edits = typing_session()[8]
+    context = edit_context(edits, "m.py", text, cursor)
+    situation = Situation("m.py", text, cursor, context.in_progress, context.past)
+    query = Query(situation, 1)
+    fmt = get_format("shadowtab")
+    rendered = fmt.render(situation)
+    assert rendered is not None
+    engine.warm(rendered.prompt)
+    source = CompletionSource(lambda: engine, lambda q: fmt.continuation(q.situation))
+    prompt = source.prompt(query)
+    result = engine.complete(prompt, 8, stop=["\n"])
+    lines_up_to_cursor = engine.tokenize(text[rendered.region_start : cursor])
+    assert result.stats.evaluated_prompt_tokens <= len(lines_up_to_cursor) + 3
+    assert result.stats.prompt_tokens > 4 * result.stats.evaluated_prompt_tokens
