@@ -176,6 +176,24 @@ def test_prefix_cache_evicts_least_recently_used_over_budget() -> None:
     assert sorted(cache.info(1).resident_prefixes) == [40, 40]
 
 
+def test_a_prompt_sharing_only_the_head_forks_and_both_stay_resident() -> None:
+    """Ghost text's continuation shares the next-edit prompt's first section; placed in
+    place it would discard the next-edit prompt's tail (and that one its own)."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=4, capacity_tokens=1000, n_cells=1000)
+    head = list(range(100, 160))
+    next_edit = [*head, *range(500, 560)]  # the head is half of it
+    continuation = [*head, *range(700, 720)]
+    first = cache.place(next_edit, len(next_edit))
+    cache.record(first.seq, next_edit)
+    forked = cache.place(continuation, len(continuation))
+    assert forked.seq != first.seq and forked.reused == len(head)
+    assert ("rm", first.seq, len(head), -1) not in ops.calls
+    cache.record(forked.seq, continuation)
+    again = cache.place([*next_edit[:-2], 1, 2], len(next_edit))  # its next keystroke
+    assert again.seq == first.seq and again.reused == len(next_edit) - 2
+
+
 def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:
     """A rewrite that lent the engine keeps its sequence while a continuation runs."""
     ops = RecordingOps()

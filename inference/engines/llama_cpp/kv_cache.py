@@ -125,9 +125,14 @@ class PrefixCache:
 
     @staticmethod
     def _continue_in_place(prefix: ResidentPrefix, shared: int) -> bool:
-        """In place when the request shares at least half of the last prompt placed there
-        (what was generated after it is disposable)."""
-        return shared * 2 >= min(len(prefix.tokens), prefix.prompt_length or len(prefix.tokens))
+        """In place when the request keeps most of the last prompt placed there: what it
+        would discard of that prompt is at most a quarter of what it shares (the next
+        keystroke in the same document; what was generated after the prompt is
+        disposable). Otherwise the shared head is forked, and the prompt stays resident:
+        ghost text's continuation shares the next-edit prompt's first section only, and
+        in place each would throw the other's tail away at every keystroke."""
+        prompt = min(len(prefix.tokens), prefix.prompt_length or len(prefix.tokens))
+        return (prompt - shared) * 4 <= shared
 
     def _trim(self, prefix: ResidentPrefix, length: int) -> None:
         if length < len(prefix.tokens):
