@@ -6,7 +6,7 @@ Its prompt, where the next-edit format offers one (Format.continuation), begins 
 next-edit prompt does, so the context above the region comes from the KV cache: warming
 prefills the next-edit prompt while the user types and rarely reaches a second one on
 two cores (benchmarks/next_edit_latency.py: 116-369 prompt tokens left to prefill in 10
-of 16 cases, 1-2.5 s)."""
+of 16 cases, 1-3.5 s)."""
 
 from __future__ import annotations
 
