@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon import client
     from shadowtab.daemon.config import ConfigError
     from shadowtab.daemon.demo_tour import tour
+    from shadowtab.daemon.model_wait import ModelUnavailable, wait_for_model
 
     started_here = client.read_status() is None
     try:
@@ -45,8 +46,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     print(f"daemon: pid {status.get('pid')}, log {status.get('log_file')}")
     try:
+        wait_for_model()
         with tempfile.TemporaryDirectory(prefix="shadowtab-demo-") as project:
             asyncio.run(tour(Path(project)))
+    except ModelUnavailable as exc:
+        print(f"shadowtab demo: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except (TimeoutError, RuntimeError, OSError) as exc:
         print(f"shadowtab demo: {exc}", file=sys.stderr)
         return EXIT_FAILURE

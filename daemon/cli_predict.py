@@ -97,6 +97,7 @@ def read_history(path: str | None, default_path: str) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon.config import ConfigError, load_settings
     from shadowtab.inference import EngineError, create_engine
+    from shadowtab.inference.engines.load_failure import describe_load_failure
     from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
     from shadowtab.lsp.prediction_check import linters_check
 
@@ -118,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         engine = create_engine(settings.engine_options())
+    except Exception as exc:  # any load failure: its reason and what to do, not a traceback
+        print(
+            f"shadowtab predict: the model failed to load: {describe_load_failure(exc)}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    try:
         check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
         predictor = EnginePredictor(
             lambda: engine, settings.next_edit_format, min_confidence=settings.min_confidence

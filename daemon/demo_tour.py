@@ -27,29 +27,8 @@ def main(argv):
         greet(name)
 """
 TYPED = "        farewell("
-MODEL_READY_TIMEOUT_S = 120.0
 DIAGNOSTICS_TIMEOUT_S = 20.0
-
-
-def wait_for_model() -> None:
-    """Block until the daemon reports its engine ready, printing the load progress."""
-    from shadowtab.daemon.client import request
-
-    deadline = time.monotonic() + MODEL_READY_TIMEOUT_S
-    shown = ""
-    while time.monotonic() < deadline:
-        engine = request("status").get("engine", {})
-        state = engine.get("state")
-        line = f"model: {state} {engine.get('progress', 0):.0%} {engine.get('model') or ''}"
-        if line != shown:
-            print(line)
-            shown = line
-        if state == "ready":
-            return
-        if state in ("failed", "off"):
-            raise RuntimeError(f"the model is {state}: {engine.get('error')}")
-        time.sleep(0.2)
-    raise TimeoutError("the model did not load in time")
+CLOSE_TIMEOUT_S = 5.0  # for the LSP shim to end after shutdown, before it is killed
 
 
 async def tour(project: Path) -> None:
@@ -86,14 +65,28 @@ async def tour(project: Path) -> None:
             )
         )
         client.initialized(types.InitializedParams())
-        await asyncio.to_thread(wait_for_model)
         await show_diagnostics(client, uri, diagnostics)
         await show_predictions(client, uri)
         await show_save_lock(client, project, sample)
-        await client.shutdown_async(None)
-        client.exit(None)
     finally:
-        await client.stop()
+        await close(client)
+
+
+async def close(client: Any) -> None:
+    """Shutdown and exit, bounded: on any path (an error mid-tour included) the shim
+    ends within seconds; pygls' stop() alone waits for the process forever."""
+    try:
+        await asyncio.wait_for(client.shutdown_async(None), CLOSE_TIMEOUT_S)
+        client.exit(None)
+    except Exception:  # the shim or the daemon is gone or stuck: it is killed below
+        pass
+    process = getattr(client, "_server", None)
+    try:
+        await asyncio.wait_for(client.stop(), CLOSE_TIMEOUT_S)
+    except TimeoutError:
+        if process is not None and process.returncode is None:
+            process.kill()
+        await asyncio.wait_for(client.stop(), CLOSE_TIMEOUT_S)
 
 
 async def show_diagnostics(

@@ -118,6 +118,7 @@ class EngineHost:
 
     def _load(self, notify: Callable[[], None]) -> None:
         from shadowtab.inference import create_engine
+        from shadowtab.inference.engines.load_failure import describe_load_failure
 
         def on_progress(fraction: float) -> None:
             self._progress = max(0.0, min(1.0, float(fraction)))
@@ -127,7 +128,7 @@ class EngineHost:
             engine = create_engine(self.options, on_progress=on_progress)
         except Exception as exc:  # any load failure is reported, never raised into the loop
             logger.exception("engine failed to load")
-            self._error = f"{type(exc).__name__}: {exc}"
+            self._error = describe_load_failure(exc)
             self._state = "failed"
         else:
             with self._lock:

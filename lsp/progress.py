@@ -1,5 +1,6 @@
 """Work-done progress ($/progress) shown in the editor while the model loads, and again
-each time a crashed engine worker reloads it."""
+each time a crashed engine worker reloads it; a failed load is shown once per session as
+an error message with its reason (editors would otherwise only see empty suggestions)."""
 
 from __future__ import annotations
 
@@ -29,10 +30,24 @@ class EngineProgressReporter:
         self._last_percent = -1
         self._task: asyncio.Task[None] | None = None
         self._initialized = False
+        self._failure_shown: str | None = None  # the error last shown, once per failure
 
     def on_initialized(self) -> None:
         self._initialized = True
         self.begin_if_loading()
+        self.show_failure()
+
+    def show_failure(self) -> None:
+        """window/showMessage with the load failure's reason, once per distinct failure."""
+        host = self.session.hub.engine_host
+        if not self._initialized or host.state != "failed" or host.error == self._failure_shown:
+            return
+        self._failure_shown = host.error
+        self.session.server.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"shadowtab: model failed: {host.error}"
+            )
+        )
 
     def begin_if_loading(self) -> None:
         if not self._initialized or self._task is not None:
@@ -70,6 +85,7 @@ class EngineProgressReporter:
         return f"reloading: the engine worker {crash}" if crash else None
 
     def update(self) -> None:
+        self.show_failure()
         if not self._active:
             self.begin_if_loading()  # the engine started loading after initialize
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from shadowtab.inference import LlamaCppEngine, default_model_path
@@ -60,12 +61,13 @@ def test_a_measurement_on_a_busy_machine_is_measured_again_at_the_next_starts(
     provisional (and said so), and the next start measures again, MAX_ATTEMPTS in all."""
     measured: list[int] = []
 
-    def fake_timings(paths: dict[str, Path], n_threads: int) -> list[WeightTiming]:
+    def fake_timings(paths: dict[str, Path], n_threads: int, _: Any = None) -> list[WeightTiming]:
         measured.append(1)
         return [timing("q8_0", 0.01, 0.3), timing("bf16", 0.01, 0.2)]
 
     monkeypatch.setattr(weight_choice, "requantize", lambda s, w, d, n: d / f"{w}.gguf")
     monkeypatch.setattr(weight_choice, "time_side_by_side", fake_timings)
+    monkeypatch.setattr(weight_choice, "busy_now", lambda: 0.0)  # busy once timing began
     monkeypatch.setattr(weight_choice, "_busy_since", lambda before: 1.0)
     choices = [
         choose_weights(tmp_path / "model.gguf", tmp_path, 1, candidates=("q8_0", "bf16"))
@@ -86,6 +88,7 @@ def test_the_packaged_model_is_measured_once_then_read_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(weight_choice, "REPEATS", 1)
+    monkeypatch.setattr(weight_choice, "busy_now", lambda: 0.0)
     monkeypatch.setattr(weight_choice, "_busy_since", lambda before: 0.0)  # a busy CI: kept
     first = choose_weights(default_model_path(), tmp_path, 1, candidates=("q8_0", "f16"))
     assert first.measured_now and first.weights in ("q8_0", "f16")
@@ -99,9 +102,33 @@ def test_the_packaged_model_is_measured_once_then_read_back(
     assert "pass_cost_steps" in again.describe()
 
 
+def test_a_busy_machine_defers_the_timing_to_a_later_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Others keep the cores busy before timing begins: nothing is timed, the fallback
+    serves (converted), the choice says it was deferred, and nothing is saved."""
+    converted: list[str] = []
+
+    def fake_requantize(source: Path, weights: str, folder: Path, n: int) -> Path:
+        converted.append(weights)
+        return folder / f"{weights}.gguf"
+
+    def no_timing(*args: Any) -> list[WeightTiming]:
+        raise AssertionError("timed on a busy machine")
+
+    monkeypatch.setattr(weight_choice, "requantize", fake_requantize)
+    monkeypatch.setattr(weight_choice, "time_side_by_side", no_timing)
+    monkeypatch.setattr(weight_choice, "busy_now", lambda: 1.5)
+    choice = choose_weights(tmp_path / "model.gguf", tmp_path, 1, candidates=("q8_0", "bf16"))
+    assert choice.weights == weight_choice.FALLBACK and converted == [weight_choice.FALLBACK]
+    assert choice.deferred and choice.provisional and choice.describe()["deferred"]
+    assert not (tmp_path / CHOICE_FILE).exists()
+
+
 def test_an_engine_with_auto_weights_loads_the_measured_type(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(weight_choice, "busy_now", lambda: 0.0)  # a busy CI still measures
     monkeypatch.setattr(weight_choice, "REPEATS", 1)
     monkeypatch.setattr(weight_choice, "CANDIDATES", ("q8_0", "f16"))
     engine = LlamaCppEngine(n_ctx=512, kv_cache_mb=16, data_dir=tmp_path, requantize_to="auto")

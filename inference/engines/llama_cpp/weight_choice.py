@@ -14,7 +14,10 @@ Other processes distort the timings even as minima over rounds (measured here be
 niced training run: a decode step of 45-170 ms against ~10 ms idle, and a pass-cost
 curve that then set the draft lengths). A measurement while others kept more than
 BUSY_LIMIT cores busy is provisional: used, and measured again at the next start, up to
-MAX_ATTEMPTS times, after which the last one stands."""
+MAX_ATTEMPTS times, after which the last one stands. When others already keep more than
+BUSY_LIMIT cores busy before it starts, timing is deferred to a later start (the passes
+of a starved llama.cpp crawl: a first start would wait minutes for figures that would
+not be kept) and FALLBACK, or the last provisional choice, serves meanwhile."""
 
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ COPY_FRACTION = 0.9
 SAMPLE = Path(__file__).with_name("decoding.py")  # real code to time passes over
 BUSY_LIMIT = 0.25  # cores other processes may use during a measurement that is kept
 MAX_ATTEMPTS = 3  # provisional measurements before one is kept anyway
+BUSY_PROBE_S = 0.5  # how long other processes' load is watched before timing begins
 
 
 @dataclass(frozen=True)
@@ -77,10 +81,13 @@ class WeightChoice:
     measured_now: bool = False  # False: read from the data dir
     others_busy: float = 0.0  # cores other processes used while it was measured
     attempts: int = 1  # measurements so far, the provisional ones included
+    deferred: bool = False  # not timed at this start: the machine was busy
 
     @property
     def provisional(self) -> bool:
-        """Measured on a busy machine: measured again at the next start."""
+        """Measured on a busy machine, or not yet: measured again at the next start."""
+        if self.deferred:
+            return True
         return self.others_busy > BUSY_LIMIT and self.attempts < MAX_ATTEMPTS
 
     def describe(self) -> dict[str, Any]:
@@ -89,6 +96,7 @@ class WeightChoice:
             "cpu": self.cpu,
             "others_busy_cores": round(self.others_busy, 2),
             "provisional": self.provisional,
+            "deferred": self.deferred,
             "expected_next_edit_ms": {
                 t.weights: round(1000 * t.expected_next_edit_s(), 1) for t in self.timings
             },
@@ -135,13 +143,21 @@ def choose_weights(
     cached = load_choice(cache_dir / CHOICE_FILE, signature)
     if cached is not None and cached.weights in candidates and not cached.provisional:
         return cached
+    busy = busy_now()
+    if busy > BUSY_LIMIT:
+        weights = cached.weights if cached is not None else FALLBACK
+        requantize(source, weights, cache_dir, n_threads)
+        logger.info("engine.weights auto: timing deferred (others busy %.2f cores)", busy)
+        timings = cached.timings if cached is not None else ()
+        attempts = cached.attempts if cached is not None else 0
+        return WeightChoice(weights, signature, timings, False, busy, attempts, deferred=True)
     paths = []
     for index, weights in enumerate(candidates):
         paths.append(requantize(source, weights, cache_dir, n_threads))
         if on_progress is not None:
             on_progress((index + 1) / (len(candidates) + 1))
     before = read_times(nice_weight=1.0)
-    timings = time_side_by_side(dict(zip(candidates, paths, strict=True)), n_threads)
+    timings = time_side_by_side(dict(zip(candidates, paths, strict=True)), n_threads, on_progress)
     busy = _busy_since(before)
     best = min(timings, key=lambda t: t.expected_next_edit_s())
     attempts = cached.attempts + 1 if cached is not None and cached.provisional else 1
@@ -151,12 +167,21 @@ def choose_weights(
     return choice
 
 
+def busy_now() -> float:
+    """Cores other processes keep busy, watched for BUSY_PROBE_S."""
+    before = read_times(nice_weight=1.0)
+    time.sleep(BUSY_PROBE_S)
+    return _busy_since(before)
+
+
 def _busy_since(before: CpuTimes | None) -> float:
     after = read_times(nice_weight=1.0)
     return 0.0 if before is None or after is None else others_busy(before, after)
 
 
-def time_side_by_side(paths: dict[str, Path], n_threads: int) -> list[WeightTiming]:
+def time_side_by_side(
+    paths: dict[str, Path], n_threads: int, on_progress: Callable[[float], None] | None = None
+) -> list[WeightTiming]:
     """A decode step and passes of PASS_SIZES tokens after a 128-token prompt, for every
     candidate in turn, REPEATS rounds: the fastest of each (a busy machine slows single
     runs; interleaving and the minimum keep that from choosing)."""
@@ -166,7 +191,9 @@ def time_side_by_side(paths: dict[str, Path], n_threads: int) -> list[WeightTimi
             runtimes[weights] = _timing_runtime(path, n_threads)
         best: dict[str, dict[int, float]] = {w: {} for w in runtimes}
         tokens = next(iter(runtimes.values())).tokenize(SAMPLE.read_text(), add_bos=True)
-        for _ in range(REPEATS):
+        for repeat in range(REPEATS):
+            if on_progress is not None:  # the last share of the load, after the conversions
+                on_progress((len(paths) + repeat / REPEATS) / (len(paths) + 1))
             for weights, runtime in runtimes.items():
                 for k in (1, *PASS_SIZES):
                     seconds = _timed_pass(runtime, tokens, k)

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import create_engine
 from ..api import Engine, EngineError
+from ..load_failure import describe_load_failure
 from .frames import ChannelClosed, FrameChannel, FrameError
 from .wire import CALLS, GENERATING, STREAMS, error_to_wire, options_from_wire, result_to_wire
 
@@ -182,8 +183,8 @@ def run(channel: FrameChannel) -> int:
     try:
         engine = load(channel, init)
     except Exception as exc:  # a load failure is reported, the daemon decides what next
-        kind, text = error_to_wire(exc)
-        channel.send({"op": "load_failed", "type": kind, "message": text})
+        kind, _ = error_to_wire(exc)
+        channel.send({"op": "load_failed", "type": kind, "message": describe_load_failure(exc)})
         return LOAD_FAILED_EXIT
     server = WorkerServer(channel, engine)
     heartbeat.requests = server.requests
