@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import sys
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK
 from shadowtab.daemon.vscode_install import (
     COMMAND_SETTING,
     CliDirs,
+    Extension,
     InstallError,
     install_extension,
     plan_setting,
@@ -82,28 +83,38 @@ def _add_shadowtab_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _install_vscode(args: argparse.Namespace) -> int:
-    user_data_dir, extensions_dir = (
-        None if path is None else path.expanduser().absolute()
-        for path in (args.user_data_dir, args.extensions_dir)
-    )
     try:
-        cli = _code_cli(args.code)
-        settings_file = user_settings_file(cli, user_data_dir)
-        command = _shadowtab_command(args.shadowtab)
-        plan_setting(settings_file, str(command))  # a settings file it cannot edit: stop now
-        dirs = CliDirs(user_data_dir, extensions_dir)
-        print(f"using {cli.describe()}")
-        chosen = None if args.vsix is None else read_extension(args.vsix.absolute())
-        with nullcontext(chosen) if chosen else shipped_extension() as extension:
-            install_extension(cli, extension, dirs)
-            print(f"installed {extension.identifier}@{extension.version} from {extension.vsix}")
-        write_setting(plan_setting(settings_file, str(command)))
+        settings_file, command = _vscode_steps(args)
     except (CodeCliNotFound, UnknownSettingsLocation, InstallError) as exc:
         print(f"shadowtab editor install vscode: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     print(f'"{COMMAND_SETTING}": {json.dumps(str(command))} in {settings_file}')
     print("Open VS Code (windows already open: run Developer: Reload Window).")
     return EXIT_OK
+
+
+def _vscode_steps(args: argparse.Namespace) -> tuple[Path, Path]:
+    """Finds the CLI, the settings file and this shadowtab; checks that the settings file
+    can be edited before anything is installed; installs; records the path."""
+    user_data_dir, extensions_dir = (
+        None if path is None else path.expanduser().absolute()
+        for path in (args.user_data_dir, args.extensions_dir)
+    )
+    cli = _code_cli(args.code)
+    settings_file = user_settings_file(cli, user_data_dir)
+    command = _shadowtab_command(args.shadowtab)
+    plan_setting(settings_file, str(command))
+    print(f"using {cli.describe()}")
+    with _extension(args.vsix) as extension:
+        install_extension(cli, extension, CliDirs(user_data_dir, extensions_dir))
+        print(f"installed {extension.identifier}@{extension.version} from {extension.vsix}")
+    write_setting(plan_setting(settings_file, str(command)))  # what the file holds now
+    return settings_file, command
+
+
+def _extension(vsix: Path | None) -> AbstractContextManager[Extension]:
+    """--vsix FILE (a development build), else the .vsix in the package."""
+    return nullcontext(read_extension(vsix.absolute())) if vsix else shipped_extension()
 
 
 def _code_cli(named: str | None) -> CodeCli:

@@ -153,3 +153,14 @@ def test_nvim_prints_the_setup_lines(capsys: pytest.CaptureFixture[str]) -> None
     assert (client / "lua" / "shadowtab" / "init.lua").is_file()
     command = json.dumps(str(SHADOWTAB))
     assert f"require('shadowtab').setup({{ cmd = {{ {command}, 'lsp' }} }})" in lines
+
+
+def test_a_vsix_that_is_not_an_extension_is_refused(tmp_path: Path) -> None:
+    code, calls = stand_in_code(tmp_path)
+    not_a_vsix = tmp_path / "shadowtab.vsix"
+    not_a_vsix.write_text("not a zip")
+    args = ["editor", "install", "vscode", "--code", str(code), "--vsix", str(not_a_vsix)]
+    result = run_shadowtab([*args, "--user-data-dir", str(tmp_path / "u")], SYSTEM_PATH, tmp_path)
+    assert result.returncode == 1
+    assert f"{not_a_vsix} is not a VS Code extension package" in result.stderr
+    assert not calls.exists() and not (tmp_path / "u").exists()

@@ -52,20 +52,21 @@ function expandHome(command: string): string {
   return command === '~' || command.startsWith('~/') ? join(homedir(), command.slice(1)) : command;
 }
 
-const INSTALL_ADVICE =
-  'Run `shadowtab editor install vscode` in the environment shadowtab is installed in ' +
-  '(it records the full path in `shadowtab.command`), or set `shadowtab.command` yourself.';
-
 function startError(command: string, error: NodeJS.ErrnoException): Error {
   if (error.code === 'ENOENT' && isAbsolute(command)) {
     // A recorded path whose environment was moved or removed.
-    return new Error(`\`${command}\` does not exist. ${INSTALL_ADVICE}`);
+    return new Error(
+      `\`${command}\` does not exist. Run \`shadowtab editor install vscode\` in the ` +
+        'environment shadowtab is installed in (it records the full path in ' +
+        '`shadowtab.command`), or set `shadowtab.command` yourself.',
+    );
   }
   if (error.code === 'ENOENT') {
+    // VS Code started from the desktop does not see a virtual environment's PATH.
     return new Error(
-      `\`${command}\` was not found on PATH (VS Code started from the desktop does not ` +
-        "see a virtual environment's PATH). Install shadowtab (pip install shadowtab). " +
-        INSTALL_ADVICE,
+      `\`${command}\` was not found on PATH. Install shadowtab and run ` +
+        '`shadowtab editor install vscode` in its environment (it records the full path in ' +
+        '`shadowtab.command`), or set `shadowtab.command` yourself.',
     );
   }
   if (error.code === 'EACCES') {
