@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES = (
     "shadowtab.daemon.cli_predict",
     "shadowtab.daemon.cli_demo",
     "shadowtab.daemon.cli_adapter",
+    "shadowtab.daemon.cli_editor",
 )
 
 EPILOG = "exit codes: 0 ok, 1 failure, 2 usage error or daemon not running"

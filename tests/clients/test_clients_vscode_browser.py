@@ -6,7 +6,9 @@ missing `shadowtab`, and the real server's model-loading progress.
 
 The predictions come from tests/clients/fixed_predictor_lsp.py --follow-renames: the real
 server with its model replaced by a deterministic stand-in, because the editor is under
-test here, not the model. The last step switches to the real `shadowtab lsp --standalone`.
+test here, not the model. The last step switches to the real `shadowtab lsp --standalone`,
+started by the full path that `shadowtab editor install vscode` recorded: no folder on
+code-server's PATH holds a `shadowtab`, as for VS Code started from the desktop.
 
 The tools are installed by tests/clients/install_vscode_tools.sh (which .ci/run calls)
 into ~/.cache/shadowtab-ci (or $SHADOWTAB_CI_CACHE); without them this test skips and
@@ -91,10 +93,25 @@ def find_tools() -> BrowserTools:
 
 
 def tool_env(tools: BrowserTools, base: dict[str, str]) -> dict[str, str]:
-    """Node 24 first on PATH (code-server's and vsce's scripts run `node`), then the venv's
-    `shadowtab`."""
-    path = [str(tools.node.parent), str(Path(sys.executable).parent), base.get("PATH", "")]
-    return {**base, "PATH": os.pathsep.join(path)}
+    """Node 24 first on PATH (code-server's and vsce's scripts run `node`), and no folder
+    that holds a `shadowtab` (the venv's bin/ among them)."""
+    folders = base.get("PATH", "").split(os.pathsep)
+    kept = [folder for folder in folders if folder and not (Path(folder) / "shadowtab").exists()]
+    return {**base, "PATH": os.pathsep.join([str(tools.node.parent), *kept])}
+
+
+def install_with_shadowtab(
+    tools: BrowserTools, vsix: Path, dirs: list[str], settings_file: Path, env: dict[str, str]
+) -> str:
+    """`shadowtab editor install vscode` with code-server; returns the `shadowtab.command`
+    it recorded in settings.json (this venv's shadowtab, by its full path)."""
+    shadowtab = Path(os.path.abspath(sys.executable)).parent / "shadowtab"
+    assert shutil.which("shadowtab", path=env["PATH"]) is None, env["PATH"]
+    install = ["editor", "install", "vscode", "--code", str(tools.code_server), "--vsix"]
+    run_checked([str(shadowtab), *install, str(vsix), *dirs], env, vsix.parent, timeout=300)
+    recorded = json.loads(settings_file.read_text())["shadowtab.command"]
+    assert recorded == str(shadowtab)
+    return str(recorded)
 
 
 def free_port() -> int:
@@ -206,12 +223,7 @@ def test_vscode_extension_in_code_server(
     workspace_settings.parent.mkdir()
     workspace_settings.write_text("{}\n")
     dirs = ["--user-data-dir", str(user_dir), "--extensions-dir", str(extensions_dir)]
-    run_checked(
-        [str(tools.code_server), *dirs, "--install-extension", str(vsix)],
-        env,
-        tmp_path,
-        timeout=120,
-    )
+    recorded_command = install_with_shadowtab(tools, vsix, dirs, settings_file, env)
     assert (extensions_dir / "shadowtab.shadowtab-0.1.0" / "package.json").is_file()
 
     port = free_port()
@@ -258,7 +270,7 @@ def test_vscode_extension_in_code_server(
                     "command": "env",
                     "args": ["SHADOWTAB_ENGINE_KIND=off", sys.executable, *stand_in],
                 },
-                "real": {"command": "shadowtab", "args": ["lsp", "--standalone"]},
+                "real": {"command": recorded_command, "args": ["lsp", "--standalone"]},
             },
         }
         browser = subprocess.Popen(

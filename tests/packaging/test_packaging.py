@@ -18,6 +18,7 @@ SUBPACKAGES = (
     "inference.engines.llama_cpp",
     "inference.next_edit",
     "inference.next_edit.formats",
+    "editors",
 )
 
 
@@ -37,6 +38,10 @@ def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
     # the next-edit adapter's folder travels with the engine (its card at least)
     assert "shadowtab/inference/adapters/README.md" in names
     assert not any(name.startswith("training/") for name in names)
+    # the editor clients: the built VS Code extension and the Neovim module, no npm needed
+    assert "shadowtab/editors/vscode/shadowtab.vsix" in names
+    assert "shadowtab/editors/nvim/lua/shadowtab/init.lua" in names
+    assert not any(name.startswith("shadowtab/editors/vscode/src/") for name in names)
 
     target = tmp_path / "site"
     subprocess.run(

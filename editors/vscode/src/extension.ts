@@ -4,6 +4,8 @@
 // file adds the save lock in the status bar and next-edit suggestions.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
 import {
   LanguageClient,
@@ -34,7 +36,7 @@ let serverProcess: ChildProcess | undefined;
  */
 const serverOptions: ServerOptions = () =>
   new Promise<ChildProcess>((resolve, reject) => {
-    const command = settings().get<string>('command', 'shadowtab');
+    const command = expandHome(settings().get<string>('command', 'shadowtab'));
     const args = settings().get<string[]>('args', ['lsp']);
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const child = spawn(command, args, { cwd, stdio: 'pipe', env: process.env });
@@ -45,11 +47,26 @@ const serverOptions: ServerOptions = () =>
     child.once('error', (error: NodeJS.ErrnoException) => reject(startError(command, error)));
   });
 
+/** `~/x` as the shell would read it: spawn() takes the path literally. */
+function expandHome(command: string): string {
+  return command === '~' || command.startsWith('~/') ? join(homedir(), command.slice(1)) : command;
+}
+
 function startError(command: string, error: NodeJS.ErrnoException): Error {
-  if (error.code === 'ENOENT') {
+  if (error.code === 'ENOENT' && isAbsolute(command)) {
+    // A recorded path whose environment was moved or removed.
     return new Error(
-      `\`${command}\` was not found on PATH. Install shadowtab (pip install shadowtab) ` +
-        'or set `shadowtab.command` to the full path of the executable (`which shadowtab`).',
+      `\`${command}\` does not exist. Run \`shadowtab editor install vscode\` in the ` +
+        'environment shadowtab is installed in (it records the full path in ' +
+        '`shadowtab.command`), or set `shadowtab.command` yourself.',
+    );
+  }
+  if (error.code === 'ENOENT') {
+    // VS Code started from the desktop does not see a virtual environment's PATH.
+    return new Error(
+      `\`${command}\` was not found on PATH. Install shadowtab and run ` +
+        '`shadowtab editor install vscode` in its environment (it records the full path in ' +
+        '`shadowtab.command`), or set `shadowtab.command` yourself.',
     );
   }
   if (error.code === 'EACCES') {
