@@ -163,10 +163,25 @@ def _weights_line(engine: dict[str, Any]) -> str:
     expected = ", ".join(
         f"{name} {ms:.0f} ms" for name, ms in (choice.get("expected_next_edit_ms") or {}).items()
     )
+    if choice.get("deferred"):
+        busy = choice.get("others_busy_cores")
+        return (
+            f"{engine['weights']} (auto: not timed yet, other processes used {busy} cores; "
+            "timed at a later start)"
+        )
     line = f"{engine['weights']} (auto, measured on this CPU; expected next edit: {expected})"
     if choice.get("provisional"):
         busy = choice.get("others_busy_cores")
         line += f"; provisional: other processes used {busy} cores, measured again next start"
+    return line
+
+
+def _kv_line(engine: dict[str, Any]) -> str:
+    """The KV cache's element type and cells, within the model's trained context."""
+    line = str(engine["kv_type"])
+    if engine.get("context_cells"):
+        line += f", {engine['context_cells']} cells"
+        line += f" (the model was trained on {engine.get('trained_context')})"
     return line
 
 
@@ -212,7 +227,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"adapter:        {_adapter_line(engine)}",
         *([f"weights:        {_weights_line(engine)}"] if engine.get("weights") else []),
         *([f"threads:        {engine['threads']}"] if engine.get("threads") else []),
-        *([f"kv cache:       {engine['kv_type']}"] if engine.get("kv_type") else []),
+        *([f"kv cache:       {_kv_line(engine)}"] if engine.get("kv_type") else []),
         f"engine worker:  {_worker_line(engine)}",
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",

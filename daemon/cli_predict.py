@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import json
 import sys
 import threading
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     except EngineError as exc:
         print(f"shadowtab predict: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    print_result(result, args.json)
+    print_result(result, args.json, request)
     return EXIT_OK
 
 
@@ -178,14 +179,42 @@ def _checked(
     return asyncio.run(checked_candidates(predictor, request, inline, run, check))
 
 
-def print_result(result: dict[str, Any], as_json: bool) -> None:
+def print_result(result: dict[str, Any], as_json: bool, request: PredictionRequest) -> None:
     if as_json:
         print(json.dumps(result))
         return
     if "inline" in result:
-        print(f"ghost text ({result['inline_seconds']} s): {result['inline']}")
+        print(ghost_text_report(result["inline"], result["inline_seconds"], request))
     if "next_edit" in result:
-        print(f"next edit ({result['next_edit_seconds']} s): {len(result['next_edit'])}")
-        for edit in result["next_edit"]:
-            print(f"[{edit['kind']}, {edit['source']}, confidence {edit['confidence']}]")
-            print("--- old\n" + edit["old"] + "\n+++ new\n" + edit["new"])
+        edits = result["next_edit"]
+        print(f"next edit ({result['next_edit_seconds']} s): {len(edits) or 'none'}")
+        for number, edit in enumerate(edits, 1):
+            print(
+                f"{number}. {edit['kind']} from {edit['source']}, confidence {edit['confidence']}"
+            )
+            print(edit_diff(request, edit))
+
+
+def ghost_text_report(texts: list[str], seconds: float, request: PredictionRequest) -> str:
+    """The cursor's line with each ghost text shown after the cursor between brackets."""
+    if not texts:
+        return f"ghost text ({seconds} s): none (nothing the model was sure of)"
+    before = request.text[: request.cursor]
+    line_number = before.count("\n") + 1
+    typed = before[before.rfind("\n") + 1 :]
+    lines = [f"ghost text ({seconds} s), line {line_number}:"]
+    lines += [f"  {number}. {typed}[{text}]" for number, text in enumerate(texts, 1)]
+    return "\n".join(lines)
+
+
+def edit_diff(request: PredictionRequest, edit: dict[str, Any]) -> str:
+    """The edit as a unified diff of the file, with line numbers and two lines of context."""
+    after = request.text[: edit["start"]] + edit["new"] + request.text[edit["end"] :]
+    diff = difflib.unified_diff(
+        request.text.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=request.path,
+        tofile=f"{request.path} (suggested)",
+        n=2,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in diff).rstrip("\n")

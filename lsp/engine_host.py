@@ -155,6 +155,8 @@ class EngineHost:
             # engine.weights = "auto": the measurement that chose them
             "weights_choice": described.get("weights_choice"),
             "kv_type": described.get("kv_type"),  # llama.cpp: the KV cache's element type
+            "context_cells": described.get("context_cells"),  # within trained_context
+            "trained_context": described.get("trained_context"),
             "threads": described.get("threads_now"),  # llama.cpp: in use, fewer under load
             "adapter": described.get("adapter") or options.adapter_path,
             "adapter_error": described.get("adapter_error"),  # why it is not in use

@@ -105,7 +105,7 @@ class LlamaCppEngine(LocalEngine):
         runtime = LlamaRuntime(self.loaded_model_path, on_progress)
         capacity = int(self.kv_cache_mb * MB) // self._kv_bytes_per_token(runtime)
         config = ContextConfig(
-            n_cells=max(self.n_ctx, capacity),
+            n_cells=context_cells(self.n_ctx, capacity, runtime.shape.n_ctx_train),
             n_seq_max=TIE_SEQ + 1,
             n_threads=self.n_threads,
             n_batch=BATCH_TOKENS,
@@ -119,7 +119,8 @@ class LlamaCppEngine(LocalEngine):
             runtime.close()
             raise
         self._attach_adapter(runtime)
-        cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), runtime.n_cells)
+        budget = max(min(capacity, runtime.n_cells), 1)
+        cache = PrefixCache(runtime, RESIDENT_PREFIXES, budget, runtime.n_cells)
         return runtime, cache
 
     def stats(self) -> dict[str, Any]:
@@ -128,10 +129,18 @@ class LlamaCppEngine(LocalEngine):
             "weights": self._weights_in_use(),
             **({"weights_choice": self.weight_choice.describe()} if self.weight_choice else {}),
             "kv_type": self.kv.name,
+            **self._context_sizes(),
             "adapter_merged": self._merged is not None,
             "threads_now": self._threads.current,  # fewer while other processes are busy
             "other_processes_busy_cores": round(self._threads.others_busy, 2),
         }
+
+    def _context_sizes(self) -> dict[str, int]:
+        """KV cells in use and the model's trained context (the cells never exceed it)."""
+        runtime = self._runtime
+        if runtime is None:
+            return {}
+        return {"context_cells": runtime.n_cells, "trained_context": runtime.shape.n_ctx_train}
 
     def _kv_bytes_per_token(self, runtime: LlamaRuntime) -> int:
         return runtime.shape.kv_bytes_per_token(self.kv)
@@ -224,6 +233,14 @@ class LlamaCppEngine(LocalEngine):
         if curve is not None:
             self._policy = DraftPolicy(cost_curve=curve)
         return self.weight_choice.weights
+
+
+def context_cells(n_ctx: int, capacity: int, n_ctx_train: int) -> int:
+    """KV cells: room for the context and for the cache's budget, but no more than the
+    model was trained on (the sequences share the cells, and llama.cpp treats their count
+    as each sequence's context length)."""
+    wanted = max(n_ctx, capacity)
+    return min(wanted, n_ctx_train) if n_ctx_train > 0 else wanted
 
 
 def check_kv_type(shape: ModelShape, kv: KvType) -> None:

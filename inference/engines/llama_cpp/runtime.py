@@ -4,7 +4,6 @@ KV cache shared by several sequences, a reusable batch, logits only where asked 
 from __future__ import annotations
 
 import ctypes
-import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +16,9 @@ from ..api import EngineError, ModelLoadError
 from . import adapter as lora
 from .kv_types import KV_TYPES, KvType
 from .model_files import check_gguf_file
+from .native_log import route_native_logs
 
-# llama-cpp-python's log callback prints every llama.cpp line unless its logger says otherwise.
-logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+route_native_logs()
 llama_cpp.llama_backend_init()
 
 F16 = KV_TYPES["f16"]
