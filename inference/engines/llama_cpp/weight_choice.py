@@ -148,9 +148,15 @@ def choose_weights(
         weights = cached.weights if cached is not None else FALLBACK
         requantize(source, weights, cache_dir, n_threads)
         logger.info("engine.weights auto: timing deferred (others busy %.2f cores)", busy)
-        timings = cached.timings if cached is not None else ()
-        attempts = cached.attempts if cached is not None else 0
-        return WeightChoice(weights, signature, timings, False, busy, attempts, deferred=True)
+        return WeightChoice(
+            weights,
+            signature,
+            cached.timings if cached is not None else (),
+            False,
+            busy,
+            cached.attempts if cached is not None else 0,
+            deferred=True,
+        )
     paths = []
     for index, weights in enumerate(candidates):
         paths.append(requantize(source, weights, cache_dir, n_threads))
