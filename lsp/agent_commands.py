@@ -1,0 +1,188 @@
+"""Control verbs for coding agents (the CLI's `shadowtab shadow write|apply|read|lint`
+and the MCP server): edits go into the shadow as model edits (shadow_workspace's
+agent_edits), editors showing the files get them pushed into their buffers, and each
+write answers with the diagnostics it added and removed. Control socket only: editors
+have shadowtab.shadow.applyEdit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from shadowtab.lsp.edits_push import push_text
+from shadowtab.shadow_workspace import Diagnostic, diagnostics_delta, minimal_change
+from shadowtab.shadow_workspace.agent_edits import (
+    AgentWrite,
+    WrittenFile,
+    apply_patch,
+    read_shadow_text,
+    target_uri,
+    write_texts,
+)
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.commands import CommandRunner, Handler
+    from shadowtab.lsp.hub import Hub
+    from shadowtab.shadow_workspace import ShadowWorkspace
+
+COMMIT_REQUEST = (
+    "shadowtab: the coding agent asks you to review its edits to {count} file(s) in {root} "
+    "(the disk is unchanged): `shadowtab shadow diff` shows them; "
+    "`shadowtab lock take --commit` writes them, `--discard` drops them.{note}"
+)
+
+
+class AgentCommands:
+    def __init__(self, hub: Hub, runner: CommandRunner) -> None:
+        self.hub = hub
+        self.runner = runner
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            "shadow.read": self.read,
+            "shadow.write": self.write,
+            "shadow.apply": self.apply,
+            "shadow.lint": self.lint,
+            "shadow.request_commit": self.request_commit,
+        }
+
+    async def read(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        uri = target_uri(workspace, _string(args, "path"))
+        found = await asyncio.to_thread(read_shadow_text, workspace, uri)
+        return {
+            **_where(workspace, found.path),
+            "uri": found.uri,
+            "text": found.text,
+            "exists": found.exists,
+            "pending": found.pending,
+            "sha256": found.sha256,
+            "holder": workspace.lock.holder,
+        }
+
+    async def lint(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        uri = target_uri(workspace, _string(args, "path"))
+        found = await asyncio.to_thread(read_shadow_text, workspace, uri)
+        doc = workspace.document(uri)
+        report = await workspace.lint_text_report(
+            found.path, found.text, doc.language_id if doc is not None else None
+        )
+        return {
+            **_where(workspace, found.path),
+            "uri": uri,
+            "pending": found.pending,
+            "diagnostics": [d.to_dict() for d in report.diagnostics],
+            "failures": report.failures,
+        }
+
+    async def write(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        files = args.get("files")
+        if not isinstance(files, list) or not files:
+            raise ValueError('"files" must be a non-empty list of {path, text}')
+        writes = [_agent_write(workspace, item) for item in files]
+        take = bool(args.get("take", False))
+        written = await asyncio.to_thread(write_texts, workspace, writes, take)
+        return await self._after_write(workspace, written)
+
+    async def apply(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        patch = _string(args, "patch")
+        take = bool(args.get("take", False))
+        written = await asyncio.to_thread(apply_patch, workspace, patch, take)
+        return await self._after_write(workspace, written)
+
+    async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        status = workspace.lock_status()
+        note = args.get("message") or ""
+        if not isinstance(note, str):
+            raise ValueError('"message" must be a string')
+        message = COMMIT_REQUEST.format(
+            count=len(status["pending"]), root=workspace.root, note=f" {note[:500]}" if note else ""
+        )
+        params = types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        sessions = list(self.hub.sessions)
+        for session in sessions:
+            session.notify(types.WINDOW_SHOW_MESSAGE, params)
+        return {**status, "notified": len(sessions), "message": message}
+
+    async def _after_write(
+        self, workspace: ShadowWorkspace, written: list[WrittenFile]
+    ) -> dict[str, Any]:
+        """Editors get the new texts; the caller gets what each write did to the lint."""
+        for item in written:
+            self._show_in_editors(item)
+        self.hub.workspaces.broadcast_lock(workspace)  # the pending count changed
+        files = await asyncio.gather(*(self._lint_delta(workspace, item) for item in written))
+        return {**workspace.lock_status(), "files": files}
+
+    def _show_in_editors(self, item: WrittenFile) -> None:
+        if item.before == item.after:
+            return
+        hub = self.hub
+        hub.workspaces.diagnostics.schedule(item.uri, delay_s=0)
+        hub.predictions.on_document_changed(item.uri)
+        if item.shown:
+            for session in hub.workspaces.sessions_with(item.uri):
+                push_text(session, item.uri, item.before, item.after)
+
+    async def _lint_delta(self, workspace: ShadowWorkspace, item: WrittenFile) -> dict[str, Any]:
+        language = item.language_id or None
+        before, after = await asyncio.gather(
+            workspace.lint_text_report(item.path, item.before, language),
+            workspace.lint_text_report(item.path, item.after, language),
+        )
+        return {
+            **_where(workspace, item.path),
+            "uri": item.uri,
+            "changed": item.before != item.after,
+            "pending": item.result.pending,
+            "added": _dicts(
+                _introduced(item.before, item.after, before.diagnostics, after.diagnostics)
+            ),
+            "removed": _dicts(
+                _introduced(item.after, item.before, after.diagnostics, before.diagnostics)
+            ),
+            "diagnostics": len(after.diagnostics),
+            "failures": after.failures,
+        }
+
+
+def _introduced(
+    old_text: str, new_text: str, old: list[Diagnostic], new: list[Diagnostic]
+) -> list[Diagnostic]:
+    """The diagnostics of `new_text` that the change from `old_text` brought in."""
+    change = minimal_change(old_text, new_text)
+    return diagnostics_delta(old, new, [] if change is None else [change])
+
+
+def _dicts(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.to_dict() for d in diagnostics]
+
+
+def _where(workspace: ShadowWorkspace, path: Path) -> dict[str, Any]:
+    try:
+        relative = str(path.relative_to(workspace.root))
+    except ValueError:
+        relative = str(path)
+    return {"root": str(workspace.root), "path": relative}
+
+
+def _string(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string')
+    return value
+
+
+def _agent_write(workspace: ShadowWorkspace, item: Any) -> AgentWrite:
+    if not isinstance(item, dict):
+        raise ValueError('each of "files" must be a map {path, text[, expected_sha256]}')
+    expected = item.get("expected_sha256")
+    if expected is not None and not isinstance(expected, str):
+        raise ValueError('"expected_sha256" must be a string')
+    return AgentWrite(target_uri(workspace, _string(item, "path")), _string(item, "text"), expected)
