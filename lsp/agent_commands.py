@@ -67,15 +67,14 @@ class AgentCommands:
         uri = target_uri(workspace, _string(args, "path"))
         found = await asyncio.to_thread(read_shadow_text, workspace, uri)
         doc = workspace.document(uri)
-        report = await workspace.lint_text_report(
-            found.path, found.text, doc.language_id if doc is not None else None
-        )
+        language = doc.language_id if doc is not None else None
+        diagnostics, failures = await self._lint(workspace, found.path, found.text, language)
         return {
             **_where(workspace, found.path),
             "uri": uri,
             "pending": found.pending,
-            "diagnostics": [d.to_dict() for d in report.diagnostics],
-            "failures": report.failures,
+            "diagnostics": _dicts(diagnostics),
+            "failures": failures,
         }
 
     async def write(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -132,24 +131,38 @@ class AgentCommands:
 
     async def _lint_delta(self, workspace: ShadowWorkspace, item: WrittenFile) -> dict[str, Any]:
         language = item.language_id or None
-        before, after = await asyncio.gather(
-            workspace.lint_text_report(item.path, item.before, language),
-            workspace.lint_text_report(item.path, item.after, language),
+        (old, _), (new, failures) = await asyncio.gather(
+            self._lint(workspace, item.path, item.before, language),
+            self._lint(workspace, item.path, item.after, language),
         )
         return {
             **_where(workspace, item.path),
             "uri": item.uri,
             "changed": item.before != item.after,
             "pending": item.result.pending,
-            "added": _dicts(
-                _introduced(item.before, item.after, before.diagnostics, after.diagnostics)
-            ),
-            "removed": _dicts(
-                _introduced(item.after, item.before, after.diagnostics, before.diagnostics)
-            ),
-            "diagnostics": len(after.diagnostics),
-            "failures": after.failures,
+            "added": _dicts(_introduced(item.before, item.after, old, new)),
+            "removed": _dicts(_introduced(item.after, item.before, new, old)),
+            "diagnostics": len(new),
+            "failures": failures,
         }
+
+    async def _lint(
+        self, workspace: ShadowWorkspace, path: Path, text: str, language: str | None
+    ) -> tuple[list[Diagnostic], dict[str, str]]:
+        """Diagnostics and linter failures of `text`. Through the hub's lint cache: an
+        agent's next write starts from the text its last write (or lint) linted, so the
+        "before" side of a write is usually a cache hit, not a second linter run."""
+        failures: dict[str, str] = {}
+
+        async def run(text: str) -> list[Diagnostic]:
+            report = await workspace.lint_text_report(path, text, language)
+            failures.update(report.failures)
+            return report.diagnostics
+
+        diagnostics = await self.hub.lint_cache.lint(str(path), text, run)
+        if failures:  # a degraded lint (a linter timed out...) is no base for the next delta
+            self.hub.lint_cache.forget(str(path), text)
+        return diagnostics, failures
 
 
 def _introduced(
