@@ -97,6 +97,8 @@ class AgentCommands:
     async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.runner.workspace(args)
         status = workspace.lock_status()
+        if not status["pending"]:
+            raise ValueError(f"nothing is pending in {workspace.root}: no commit to ask for")
         note = args.get("message") or ""
         if not isinstance(note, str):
             raise ValueError('"message" must be a string')

@@ -28,6 +28,10 @@ class LockRefused(ShadowError):
     """The user holds the save lock and the agent may not take it."""
 
 
+class StaleText(ShadowError):
+    """The shadow text is no longer the one the new text was based on."""
+
+
 @dataclass(frozen=True, slots=True)
 class ShadowText:
     """A file as the shadow sees it: pending edits included, else the disk text."""
@@ -151,7 +155,7 @@ def _check_write(workspace: ShadowWorkspace, write: AgentWrite) -> None:
     check_text(current.path, write.text)
     expected = write.expected_sha256
     if expected is not None and expected != current.sha256:
-        raise ShadowError(
+        raise StaleText(
             f"{current.path} changed since it was read (sha256 {current.sha256[:12]}..., "
             f"expected {str(expected)[:12]}...): read it again, nothing written"
         )
@@ -194,10 +198,9 @@ def _put_back(workspace: ShadowWorkspace, written: WrittenFile) -> None:
         workspace.apply_model_edit(written.uri, [change])
 
 
-def patch_writes(workspace: ShadowWorkspace, patch: str) -> list[AgentWrite]:
-    """The new texts a unified diff gives, applied to the shadow texts (pending edits
+def _patched_texts(workspace: ShadowWorkspace, files: list[FilePatch]) -> list[AgentWrite]:
+    """The new texts the patch gives, applied to the shadow texts (pending edits
     included); PatchError when a hunk does not apply (nothing is written then)."""
-    files = parse_patch(patch)
     writes = []
     for file_patch in files:
         uri = target_uri(workspace, file_patch.path)
@@ -216,6 +219,16 @@ def _check_new_file(patch: FilePatch, current: ShadowText) -> None:
 
 
 def apply_patch(workspace: ShadowWorkspace, patch: str, take: bool = False) -> list[WrittenFile]:
-    """Apply a unified diff to the shadow, every file or none."""
-    with workspace.mutex:  # the texts the hunks apply to stay those the writes check
-        return write_texts(workspace, patch_writes(workspace, patch), take)
+    """Apply a unified diff to the shadow, every file or none. The hunks are applied
+    outside the workspace's mutex (keystrokes never wait for a large patch); each new
+    text carries the sha256 of the text it came from, which the write checks under the
+    mutex. A keystroke in between: applied once more on the newer text."""
+    files = parse_patch(patch)
+    for attempt in range(2):
+        writes = _patched_texts(workspace, files)
+        try:
+            return write_texts(workspace, writes, take)
+        except StaleText:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")

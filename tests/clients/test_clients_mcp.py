@@ -67,6 +67,9 @@ async def test_mcp_agent_edits_through_the_shadow(
         refused = await session.call_tool("write_file", {"path": "sample.py", "content": "x = 1\n"})
         assert "user holds the save lock" in error_text(refused)
 
+        nothing = await session.call_tool("request_commit", {})
+        assert "nothing is pending" in error_text(nothing)
+
         read = reply_of(await session.call_tool("read_file", {"path": "sample.py"}))
         assert read["text"] == SAMPLE_SOURCE and not read["pending"]
         new_text = SAMPLE_SOURCE.replace("import os\n", "import os\nimport sys\n")
@@ -110,6 +113,10 @@ async def test_mcp_agent_edits_through_the_shadow(
         )
         assert "outside" in error_text(escape)
         assert not (workspace.parent / "elsewhere.py").exists()
+        huge = "x = 1\n" * (10 * 1024 * 1024 // 6 + 1)  # 10 MB: over the agent write limit
+        too_big = await session.call_tool("write_file", {"path": "big.py", "content": huge})
+        assert "over the" in error_text(too_big) and "nothing written" in error_text(too_big)
+        assert not (workspace / "big.py").exists()
 
         patched = reply_of(
             await session.call_tool(
