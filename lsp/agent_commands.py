@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from shadowtab.lsp.convert import to_lsp_diagnostic
 from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import Diagnostic, diagnostics_delta, minimal_change
 from shadowtab.shadow_workspace.agent_edits import (
@@ -32,6 +33,14 @@ COMMIT_REQUEST = (
     "(the disk is unchanged): `shadowtab shadow diff` shows them; "
     "`shadowtab lock take --commit` writes them, `--discard` drops them.{note}"
 )
+
+
+LockView = tuple[str, frozenset[str]]
+
+
+def _lock_view(workspace: ShadowWorkspace) -> LockView:
+    """(holder, pending files): what the editors' status bars show."""
+    return workspace.lock.holder, frozenset(workspace.pending_uris())
 
 
 class AgentCommands:
@@ -84,15 +93,17 @@ class AgentCommands:
             raise ValueError('"files" must be a non-empty list of {path, text}')
         writes = [_agent_write(workspace, item) for item in files]
         take = bool(args.get("take", False))
+        before = _lock_view(workspace)
         written = await asyncio.to_thread(write_texts, workspace, writes, take)
-        return await self._after_write(workspace, written)
+        return await self._after_write(workspace, written, before)
 
     async def apply(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.runner.workspace(args)
         patch = _string(args, "patch")
         take = bool(args.get("take", False))
+        before = _lock_view(workspace)
         written = await asyncio.to_thread(apply_patch, workspace, patch, take)
-        return await self._after_write(workspace, written)
+        return await self._after_write(workspace, written, before)
 
     async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.runner.workspace(args)
@@ -112,32 +123,55 @@ class AgentCommands:
         return {**status, "notified": len(sessions), "message": message}
 
     async def _after_write(
-        self, workspace: ShadowWorkspace, written: list[WrittenFile]
+        self, workspace: ShadowWorkspace, written: list[WrittenFile], before: LockView
     ) -> dict[str, Any]:
-        """Editors get the new texts; the caller gets what each write did to the lint."""
+        """Editors get the new texts at once, then their diagnostics (the lint the reply
+        needs anyway: no second linter run); the caller gets what each write added to
+        and removed from the lint."""
         for item in written:
             self._show_in_editors(item)
-        self.hub.workspaces.broadcast_lock(workspace)  # the pending count changed
-        files = await asyncio.gather(*(self._lint_delta(workspace, item) for item in written))
-        return {**workspace.lock_status(), "files": files}
+        if _lock_view(workspace)[0] == before[0] and _lock_view(workspace) != before:
+            # Same holder, other pending files: the status bars' count. (A new holder is
+            # announced by the lock's own listener.)
+            self.hub.workspaces.announce_lock(workspace)
+        deltas = await asyncio.gather(*(self._lint_delta(workspace, item) for item in written))
+        for item, (_, diagnostics) in zip(written, deltas, strict=True):
+            self._publish(workspace, item, diagnostics)
+        return {**workspace.lock_status(), "files": [reply for reply, _ in deltas]}
 
     def _show_in_editors(self, item: WrittenFile) -> None:
         if item.before == item.after:
             return
-        hub = self.hub
-        hub.workspaces.diagnostics.schedule(item.uri, delay_s=0)
-        hub.predictions.on_document_changed(item.uri)
+        self.hub.predictions.on_document_changed(item.uri)
         if item.shown:
-            for session in hub.workspaces.sessions_with(item.uri):
+            for session in self.hub.workspaces.sessions_with(item.uri):
                 push_text(session, item.uri, item.before, item.after)
 
-    async def _lint_delta(self, workspace: ShadowWorkspace, item: WrittenFile) -> dict[str, Any]:
+    def _publish(
+        self, workspace: ShadowWorkspace, item: WrittenFile, diagnostics: list[Diagnostic]
+    ) -> None:
+        """Publish the written text's diagnostics, as the debounced linting would: to the
+        editors showing it, or to all while it is a pending model edit no editor shows.
+        Not when the text moved on meanwhile (a keystroke brings its own lint)."""
+        doc = workspace.document(item.uri)
+        if doc is None or doc.text != item.after:
+            return
+        registry = self.hub.workspaces
+        if not registry.sessions_with(item.uri) and not (
+            workspace.lock.model_holds and doc.pending
+        ):
+            return
+        registry.diagnostics.publish(item.uri, [to_lsp_diagnostic(d) for d in diagnostics], None)
+
+    async def _lint_delta(
+        self, workspace: ShadowWorkspace, item: WrittenFile
+    ) -> tuple[dict[str, Any], list[Diagnostic]]:
         language = item.language_id or None
         (old, _), (new, failures) = await asyncio.gather(
             self._lint(workspace, item.path, item.before, language),
             self._lint(workspace, item.path, item.after, language),
         )
-        return {
+        reply = {
             **_where(workspace, item.path),
             "uri": item.uri,
             "changed": item.before != item.after,
@@ -147,6 +181,7 @@ class AgentCommands:
             "diagnostics": len(new),
             "failures": failures,
         }
+        return reply, new
 
     async def _lint(
         self, workspace: ShadowWorkspace, path: Path, text: str, language: str | None
