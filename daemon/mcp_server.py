@@ -80,7 +80,7 @@ class Roots:
     def root(self, given: str | None) -> str:
         if not given:
             return str(self.roots[0])
-        path = Path(os.path.abspath(given))
+        path = Path(given).expanduser().resolve()
         if path not in self.roots:
             raise ToolError(f"{given} is not a workspace root of this server: {self.names()}")
         return str(path)
@@ -91,10 +91,23 @@ class Roots:
             raise ToolError("a path is required")
         given = Path(path)
         absolute = Path(os.path.abspath(given if given.is_absolute() else self.roots[0] / given))
+        absolute = self._below_root(absolute)
         holding = [r for r in self.roots if r == absolute or r in absolute.parents]
         if not holding:
             raise ToolError(f"{path} is outside the workspace roots of this server: {self.names()}")
         return str(max(holding, key=lambda r: len(r.parts))), str(absolute)
+
+    def _below_root(self, path: Path) -> Path:
+        """`path` as written when a root holds it; else, when a folder above it is a link
+        to a root (the roots are resolved: /tmp may be a link), the same file below that
+        root. What lies below the root stays as written: the daemon refuses links there."""
+        if any(r == path or r in path.parents for r in self.roots):
+            return path
+        for folder in (path, *path.parents):
+            real = folder.resolve()
+            if real in self.roots:
+                return real / path.relative_to(folder)
+        return path
 
     def names(self) -> str:
         return ", ".join(str(r) for r in self.roots)
