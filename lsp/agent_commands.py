@@ -16,6 +16,7 @@ from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import Diagnostic, diagnostics_delta, minimal_change
 from shadowtab.shadow_workspace.agent_edits import (
     AgentWrite,
+    ShadowText,
     WrittenFile,
     apply_patch,
     read_shadow_text,
@@ -60,7 +61,7 @@ class AgentCommands:
     async def read(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.runner.workspace(args)
         uri = target_uri(workspace, _string(args, "path"))
-        found = await asyncio.to_thread(read_shadow_text, workspace, uri)
+        found = await asyncio.to_thread(_existing_text, workspace, uri)
         return {
             **_where(workspace, found.path),
             "uri": found.uri,
@@ -74,7 +75,7 @@ class AgentCommands:
     async def lint(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.runner.workspace(args)
         uri = target_uri(workspace, _string(args, "path"))
-        found = await asyncio.to_thread(read_shadow_text, workspace, uri)
+        found = await asyncio.to_thread(_existing_text, workspace, uri)
         doc = workspace.document(uri)
         language = doc.language_id if doc is not None else None
         diagnostics, failures = await self._lint(workspace, found.path, found.text, language)
@@ -200,6 +201,13 @@ class AgentCommands:
         if failures:  # a degraded lint (a linter timed out...) is no base for the next delta
             self.hub.lint_cache.forget(str(path), text)
         return diagnostics, failures
+
+
+def _existing_text(workspace: ShadowWorkspace, uri: str) -> ShadowText:
+    found = read_shadow_text(workspace, uri)
+    if not found.exists:
+        raise ValueError(f"no such file: {found.path} (neither in the shadow nor on disk)")
+    return found
 
 
 def _introduced(

@@ -166,3 +166,10 @@ def test_refusals_change_nothing(daemon_dirs: Path, tmp_path: Path) -> None:
     commit = cli(project, "lock", "take", "--commit")
     assert commit.returncode == 1 and "conflict" in commit.stderr
     assert app.read_text() == "x = 'outside'\n"
+
+
+def test_read_and_lint_of_a_missing_file(daemon_dirs: Path) -> None:
+    project = daemon_dirs
+    for action in ("read", "lint"):
+        missing = cli(project, "shadow", action, "nothing.py")
+        assert missing.returncode == 1 and "no such file" in missing.stderr
