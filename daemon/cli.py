@@ -21,6 +21,7 @@ EXIT_USAGE = 2  # also: the daemon is not running
 SUBCOMMAND_MODULES = (
     "shadowtab.daemon.cli_daemon",
     "shadowtab.daemon.cli_lsp",
+    "shadowtab.daemon.cli_mcp",
     "shadowtab.daemon.cli_lock",
     "shadowtab.daemon.cli_predict",
     "shadowtab.daemon.cli_demo",

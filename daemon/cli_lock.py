@@ -1,4 +1,5 @@
-"""`shadowtab lock status|take|release|toggle`, `shadowtab shadow diff|pending` and
+"""`shadowtab lock status|take|release|toggle`, `shadowtab shadow diff|pending` (the agents'
+`shadow write|apply|read|lint` live in cli_agent) and
 `shadowtab run -- CMD...`: the save lock and the shadow workspace from the shell, through
 the daemon's control socket."""
 
@@ -70,7 +71,7 @@ def _register_shadow(subparsers: Subparsers) -> None:
     shadow = subparsers.add_parser(
         "shadow",
         help="the pending shadow edits",
-        description="Inspect the shadow workspace.",
+        description="Inspect the shadow workspace; coding agents write through it.",
         epilog=EPILOG,
     )
     actions = shadow.add_subparsers(dest="shadow_command", metavar="ACTION", required=True)
@@ -81,6 +82,9 @@ def _register_shadow(subparsers: Subparsers) -> None:
         action = actions.add_parser(name, help=text, description=text, epilog=EPILOG)
         _add_root(action)
         action.set_defaults(func=run_shadow, shadow_command=name)
+    from shadowtab.daemon.cli_agent import register_actions  # write, apply, read, lint
+
+    register_actions(actions)
 
 
 def _register_run(subparsers: Subparsers) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shadowtab.lsp.agent_commands import AgentCommands
 from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
 
@@ -35,13 +36,19 @@ class CommandRunner:
             "shadow.diff": self.shadow_diff,
             "shadow.pending": self.shadow_pending,
         }
+        # Coding agents' verbs: the control socket only (editors have applyEdit).
+        self._agent_handlers = AgentCommands(hub, self).handlers()
 
     def control_names(self) -> list[str]:
+        return [*self._handlers, *self._agent_handlers]
+
+    def editor_names(self) -> list[str]:
+        """The commands editors get as workspace/executeCommand."""
         return list(self._handlers)
 
     async def control(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
         """KeyError for an unknown command, ValueError for bad arguments."""
-        handler = self._handlers.get(cmd)
+        handler = self._handlers.get(cmd) or self._agent_handlers.get(cmd)
         if handler is None:
             raise KeyError(cmd)
         if not isinstance(args, dict):

@@ -141,7 +141,7 @@ def _bound(session: Session, method: Method) -> Any:
 
 def _register_commands(session: Session) -> None:
     server = session.server
-    for name in session.hub.commands.control_names():
+    for name in session.hub.commands.editor_names():
         server.command(COMMAND_PREFIX + name)(_command(session, name))
 
     @server.command(APPLY_EDIT_COMMAND)

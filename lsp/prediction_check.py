@@ -47,6 +47,9 @@ class LintCache:
             self._entries.popitem(last=False)
         return diagnostics
 
+    def forget(self, path: str, text: str) -> None:
+        self._entries.pop((path, text), None)
+
 
 def as_change(text: str, candidate: Replacement) -> TextChange:
     start, end = position_in(text, candidate.start), position_in(text, candidate.end)

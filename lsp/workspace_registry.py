@@ -103,6 +103,13 @@ class WorkspaceRegistry:
         elif event.kind in ("followed", "rebased", "changed"):
             self.diagnostics.schedule(event.uri)
 
+    def announce_lock(self, workspace: ShadowWorkspace) -> None:
+        """Tell every session the lock's state (holder, pending files), e.g. after an
+        agent's write added pending files under the same holder."""
+        params = workspace.lock_status()
+        for session in list(self.hub.sessions):
+            session.notify(LOCK_CHANGED, params)
+
     def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
         params = workspace.lock_status()
         for session in list(self.hub.sessions):

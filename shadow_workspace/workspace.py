@@ -246,6 +246,29 @@ class ShadowWorkspace:
             self._unload_if_clean(doc)
             return result
 
+    @property
+    def mutex(self) -> threading.RLock:
+        """Held while a caller changes several documents as one step (agent writes)."""
+        return self._mutex
+
+    def check_model_target(self, uri: str) -> None:
+        self._check_model_target(uri)
+
+    def unload_if_clean(self, uri: str) -> None:
+        with self._mutex:
+            doc = self.store.get(uri)
+            if doc is not None:
+                self._unload_if_clean(doc)
+
+    def release_unless_pending(self) -> list[str]:
+        """Give the lock to the model unless the user has unsaved edits: those files are
+        returned then, and the lock stays (an agent never takes it from them)."""
+        with self._mutex:
+            pending = self.pending_uris()
+            if not pending:
+                self.release()
+            return pending
+
     def _check_model_target(self, uri: str) -> None:
         """The model writes only regular files inside the root, never through a link."""
         path = uri_to_path(uri)

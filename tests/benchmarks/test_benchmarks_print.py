@@ -16,6 +16,7 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 REDUCED_RUNS = {
+    "agent_write_latency.py": (["--rounds", "3", "--lines", "1000"], "write_and_lint_p50_ms"),
     "shadow_edits.py": (
         ["--edits", "300", "--lint-runs", "3", "--mirrored", "10"],
         "two_editors",

@@ -38,7 +38,19 @@ async def test_control_commands_and_status(hub: Hub, root: Path) -> None:
         "lock.toggle",
         "shadow.diff",
         "shadow.pending",
+        "shadow.read",
+        "shadow.write",
+        "shadow.apply",
+        "shadow.lint",
+        "shadow.request_commit",
     }
+    assert set(hub.commands.editor_names()) == hub.control_commands() - {
+        "shadow.read",
+        "shadow.write",
+        "shadow.apply",
+        "shadow.lint",
+        "shadow.request_commit",
+    }  # agents' verbs are the control socket's only
     status = await hub.control("lock.status", {"root": str(root)})
     assert status["root"] == str(root.resolve())
     assert status["holder"] == "user" and status["pending"] == [] and status["conflicts"] == []

@@ -5,59 +5,13 @@ model holds the lock, the CLI shows and commits it, `run` warns and passes exit 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-
-@pytest.fixture
-def daemon_dirs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="stsh-", dir="/tmp"))  # short: socket paths
-    for name in list(os.environ):
-        if name.startswith("SHADOWTAB_"):
-            monkeypatch.delenv(name)
-    for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
-        monkeypatch.setenv(f"SHADOWTAB_{name}_DIR", str(base / sub))
-    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
-    project = base / "project"
-    project.mkdir()
-    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    try:
-        yield project
-    finally:
-        _stop_daemon()
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _stop_daemon() -> None:
-    from shadowtab.daemon.client import read_status, stop_daemon, wait_for_exit
-    from shadowtab.daemon.runtime_files import pid_alive
-
-    status = read_status()
-    stopped = stop_daemon(timeout=10.0)
-    if status is not None and not stopped and pid_alive(status["pid"]):
-        os.kill(status["pid"], signal.SIGKILL)  # only the daemon this test started
-        wait_for_exit(status["pid"], 5.0)
-
-
-def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "shadowtab.daemon.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        cwd=project,
-    )
+from shadow_helpers import cli
 
 
 class LspSocketClient:

@@ -1,0 +1,246 @@
+"""Control verbs for coding agents (the CLI's `shadowtab shadow write|apply|read|lint`
+and the MCP server): edits go into the shadow as model edits (shadow_workspace's
+agent_edits), editors showing the files get them pushed into their buffers, and each
+write answers with the diagnostics it added and removed. Control socket only: editors
+have shadowtab.shadow.applyEdit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from shadowtab.lsp.convert import to_lsp_diagnostic
+from shadowtab.lsp.edits_push import push_text
+from shadowtab.shadow_workspace import Diagnostic, diagnostics_delta, minimal_change
+from shadowtab.shadow_workspace.agent_edits import (
+    AgentWrite,
+    ShadowText,
+    WrittenFile,
+    apply_patch,
+    read_shadow_text,
+    target_uri,
+    write_texts,
+)
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.commands import CommandRunner, Handler
+    from shadowtab.lsp.hub import Hub
+    from shadowtab.shadow_workspace import ShadowWorkspace
+
+COMMIT_REQUEST = (
+    "shadowtab: the coding agent asks you to review its edits to {count} file(s) in {root} "
+    "(the disk is unchanged): `shadowtab shadow diff` shows them; "
+    "`shadowtab lock take --commit` writes them, `--discard` drops them.{note}"
+)
+
+
+LockView = tuple[str, frozenset[str]]
+
+
+def _lock_view(workspace: ShadowWorkspace) -> LockView:
+    """(holder, pending files): what the editors' status bars show."""
+    return workspace.lock.holder, frozenset(workspace.pending_uris())
+
+
+class AgentCommands:
+    def __init__(self, hub: Hub, runner: CommandRunner) -> None:
+        self.hub = hub
+        self.runner = runner
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            "shadow.read": self.read,
+            "shadow.write": self.write,
+            "shadow.apply": self.apply,
+            "shadow.lint": self.lint,
+            "shadow.request_commit": self.request_commit,
+        }
+
+    async def read(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        uri = target_uri(workspace, _string(args, "path"))
+        found = await asyncio.to_thread(_existing_text, workspace, uri)
+        return {
+            **_where(workspace, found.path),
+            "uri": found.uri,
+            "text": found.text,
+            "exists": found.exists,
+            "pending": found.pending,
+            "sha256": found.sha256,
+            "holder": workspace.lock.holder,
+        }
+
+    async def lint(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        uri = target_uri(workspace, _string(args, "path"))
+        found = await asyncio.to_thread(_existing_text, workspace, uri)
+        doc = workspace.document(uri)
+        language = doc.language_id if doc is not None else None
+        diagnostics, failures = await self._lint(workspace, found.path, found.text, language)
+        return {
+            **_where(workspace, found.path),
+            "uri": uri,
+            "pending": found.pending,
+            "diagnostics": _dicts(diagnostics),
+            "failures": failures,
+        }
+
+    async def write(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        files = args.get("files")
+        if not isinstance(files, list) or not files:
+            raise ValueError('"files" must be a non-empty list of {path, text}')
+        writes = [_agent_write(workspace, item) for item in files]
+        take = bool(args.get("take", False))
+        before = _lock_view(workspace)
+        written = await asyncio.to_thread(write_texts, workspace, writes, take)
+        return await self._after_write(workspace, written, before)
+
+    async def apply(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        patch = _string(args, "patch")
+        take = bool(args.get("take", False))
+        before = _lock_view(workspace)
+        written = await asyncio.to_thread(apply_patch, workspace, patch, take)
+        return await self._after_write(workspace, written, before)
+
+    async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
+        workspace = self.runner.workspace(args)
+        status = workspace.lock_status()
+        if not status["pending"]:
+            raise ValueError(f"nothing is pending in {workspace.root}: no commit to ask for")
+        note = args.get("message") or ""
+        if not isinstance(note, str):
+            raise ValueError('"message" must be a string')
+        message = COMMIT_REQUEST.format(
+            count=len(status["pending"]), root=workspace.root, note=f" {note[:500]}" if note else ""
+        )
+        params = types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        sessions = list(self.hub.sessions)
+        for session in sessions:
+            session.notify(types.WINDOW_SHOW_MESSAGE, params)
+        return {**status, "notified": len(sessions), "message": message}
+
+    async def _after_write(
+        self, workspace: ShadowWorkspace, written: list[WrittenFile], before: LockView
+    ) -> dict[str, Any]:
+        """Editors get the new texts at once, then their diagnostics (the lint the reply
+        needs anyway: no second linter run); the caller gets what each write added to
+        and removed from the lint."""
+        for item in written:
+            self._show_in_editors(item)
+        if _lock_view(workspace)[0] == before[0] and _lock_view(workspace) != before:
+            # Same holder, other pending files: the status bars' count. (A new holder is
+            # announced by the lock's own listener.)
+            self.hub.workspaces.announce_lock(workspace)
+        deltas = await asyncio.gather(*(self._lint_delta(workspace, item) for item in written))
+        for item, (_, diagnostics) in zip(written, deltas, strict=True):
+            self._publish(workspace, item, diagnostics)
+        return {**workspace.lock_status(), "files": [reply for reply, _ in deltas]}
+
+    def _show_in_editors(self, item: WrittenFile) -> None:
+        if item.before == item.after:
+            return
+        self.hub.predictions.on_document_changed(item.uri)
+        if item.shown:
+            for session in self.hub.workspaces.sessions_with(item.uri):
+                push_text(session, item.uri, item.before, item.after)
+
+    def _publish(
+        self, workspace: ShadowWorkspace, item: WrittenFile, diagnostics: list[Diagnostic]
+    ) -> None:
+        """Publish the written text's diagnostics, as the debounced linting would: to the
+        editors showing it, or to all while it is a pending model edit no editor shows.
+        Not when the text moved on meanwhile (a keystroke brings its own lint)."""
+        doc = workspace.document(item.uri)
+        if doc is None or doc.text != item.after:
+            return
+        registry = self.hub.workspaces
+        if not registry.sessions_with(item.uri) and not (
+            workspace.lock.model_holds and doc.pending
+        ):
+            return
+        registry.diagnostics.publish(item.uri, [to_lsp_diagnostic(d) for d in diagnostics], None)
+
+    async def _lint_delta(
+        self, workspace: ShadowWorkspace, item: WrittenFile
+    ) -> tuple[dict[str, Any], list[Diagnostic]]:
+        language = item.language_id or None
+        (old, _), (new, failures) = await asyncio.gather(
+            self._lint(workspace, item.path, item.before, language),
+            self._lint(workspace, item.path, item.after, language),
+        )
+        reply = {
+            **_where(workspace, item.path),
+            "uri": item.uri,
+            "changed": item.before != item.after,
+            "pending": item.result.pending,
+            "added": _dicts(_introduced(item.before, item.after, old, new)),
+            "removed": _dicts(_introduced(item.after, item.before, new, old)),
+            "diagnostics": len(new),
+            "failures": failures,
+        }
+        return reply, new
+
+    async def _lint(
+        self, workspace: ShadowWorkspace, path: Path, text: str, language: str | None
+    ) -> tuple[list[Diagnostic], dict[str, str]]:
+        """Diagnostics and linter failures of `text`. Through the hub's lint cache: an
+        agent's next write starts from the text its last write (or lint) linted, so the
+        "before" side of a write is usually a cache hit, not a second linter run."""
+        failures: dict[str, str] = {}
+
+        async def run(text: str) -> list[Diagnostic]:
+            report = await workspace.lint_text_report(path, text, language)
+            failures.update(report.failures)
+            return report.diagnostics
+
+        diagnostics = await self.hub.lint_cache.lint(str(path), text, run)
+        if failures:  # a degraded lint (a linter timed out...) is no base for the next delta
+            self.hub.lint_cache.forget(str(path), text)
+        return diagnostics, failures
+
+
+def _existing_text(workspace: ShadowWorkspace, uri: str) -> ShadowText:
+    found = read_shadow_text(workspace, uri)
+    if not found.exists:
+        raise ValueError(f"no such file: {found.path} (neither in the shadow nor on disk)")
+    return found
+
+
+def _introduced(
+    old_text: str, new_text: str, old: list[Diagnostic], new: list[Diagnostic]
+) -> list[Diagnostic]:
+    """The diagnostics of `new_text` that the change from `old_text` brought in."""
+    change = minimal_change(old_text, new_text)
+    return diagnostics_delta(old, new, [] if change is None else [change])
+
+
+def _dicts(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.to_dict() for d in diagnostics]
+
+
+def _where(workspace: ShadowWorkspace, path: Path) -> dict[str, Any]:
+    try:
+        relative = str(path.relative_to(workspace.root))
+    except ValueError:
+        relative = str(path)
+    return {"root": str(workspace.root), "path": relative}
+
+
+def _string(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string')
+    return value
+
+
+def _agent_write(workspace: ShadowWorkspace, item: Any) -> AgentWrite:
+    if not isinstance(item, dict):
+        raise ValueError('each of "files" must be a map {path, text[, expected_sha256]}')
+    expected = item.get("expected_sha256")
+    if expected is not None and not isinstance(expected, str):
+        raise ValueError('"expected_sha256" must be a string')
+    return AgentWrite(target_uri(workspace, _string(item, "path")), _string(item, "text"), expected)
