@@ -54,7 +54,8 @@ class Settings:
     # (llama.cpp) or a peft directory (torch)
     adapter: str = "default"
     # llama.cpp, the packaged model: its Q4_1 weights converted once (cached in the data
-    # dir) to this type, or "as-is" (see README, "Measured here")
+    # dir) to this type, "auto" (the type measured fastest on this CPU at first start,
+    # inference/engines/llama_cpp/weight_choice.py) or "as-is"
     weights: str = "auto"
     # llama.cpp: the KV cache's element type, "f16" or "q8_0" (benchmarks/kv_quant.py)
     kv_type: str = "f16"

@@ -23,9 +23,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 # A lint waits this long at most for the predictions in flight to answer. On a machine of
 # a few cores the linter's processes and the model's threads slow each other: llama.cpp's
-# threads meet at a barrier after every layer, so one descheduled thread stalls the pass
-# (measured: see README, "Next-edit latency"). The user is waiting for the answer at the
-# cursor; the squiggles can come a moment later.
+# threads meet at a barrier after every layer, so one descheduled thread stalls the pass.
+# The user is waiting for the answer at the cursor; the squiggles can come a moment later.
 LINT_YIELD_MAX_S = 2.0
 
 

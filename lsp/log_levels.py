@@ -1,4 +1,4 @@
-"""pygls logs every message it sends at INFO (~5 MB of log per 1,200 fuzzed inputs) and
+"""pygls logs every message it sends at INFO (megabytes of log for a busy session) and
 every undecodable input with a traceback at ERROR: per-message lines belong at DEBUG.
 Our own handlers' failures are logged once per message by SessionServer."""
 

@@ -60,8 +60,8 @@ class SessionProtocol(LanguageServerProtocol):
 
     # pygls runs each step of a generator handler (its own executeCommand, initialize,
     # shutdown: the step that calls ours) under a fresh uuid in _request_futures and never
-    # removes it: ~1.4 KB kept per executeCommand, the daemon's slow RSS growth in the
-    # soak. Every future filed there now leaves when it is done.
+    # removes it, so a long-lived daemon would keep one per executeCommand and grow.
+    # Every future filed there now leaves when it is done.
     def _execute_handler(
         self,
         msg_id: Any,

@@ -3,9 +3,9 @@
 A warm is a prefill of the prompt the next request will send, started when typing
 pauses. While the model serves real requests a warm waits (it is preempted within one
 batch), and the user keeps typing: each pause would queue one more warm, holding its
-request (the document's text and recent edits) until the thread got to it. Measured in
-the 30-minute soak, that queue grew without bound (hundreds of waiting warms, the
-daemon's RSS +13 MB). So a document has at most one warm waiting: a newer one replaces
+request (the document's text and recent edits) until the thread got to it, and that
+queue would grow without bound while the model stays busy. So a document has at most
+one warm waiting: a newer one replaces
 it, and tells the one running to stop after its current batch (what it prefilled is
 the prefix of the newer prompt, which continues from there)."""
 

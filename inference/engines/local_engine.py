@@ -40,7 +40,7 @@ from .llama_cpp.text_output import Emit, stream_in_thread
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
-PREFILL_CHUNK = 128  # real requests: a forward pass of ~0.4 s on 2 cores bounds cancel latency
+PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
 WARM_CHUNK = 64  # warming yields to a real request within one such batch
 MB = 1024 * 1024
 
@@ -258,7 +258,7 @@ class LocalEngine:
 
     def _draft_policy(self) -> DraftPolicy:
         """Draft lengths by the pass costs of this engine's weights (llama.cpp: measured
-        when engine.weights is "auto"; otherwise issue 12's Q8_0 table)."""
+        when engine.weights is "auto"; otherwise draft.py's Q8_0 table)."""
         return DRAFT_POLICY
 
     def _before_request(self, runtime: LlamaRuntime) -> None:

@@ -4,7 +4,7 @@ written as a peft directory (for vLLM's --lora-modules and for peft itself).
 
 The adapter is merged into the weights: the same greedy output as the peft model (the
 tests compare them), and no per-token adapter cost: benchmarks/torch_adapter.py measures
-the two side by side (README, "Engines"). An adapter that does not fit raises
+the two side by side. An adapter that does not fit raises
 AdapterError before the model is touched where it can be checked first (shapes, names);
 AdapterApplyError says the model may be half-changed (the engine reloads the base)."""
 

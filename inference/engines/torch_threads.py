@@ -3,10 +3,9 @@
 torch runs a pass of two or more tokens as a GEMM split over its intra-op (OpenMP)
 threads, and each operator waits for all of them. When other processes keep the cores
 busy (a build, a training run: the usual neighbours of an editor daemon) one of those
-threads is often off the CPU, and a verification pass of a few draft tokens took 10-20x
-a one-token decode step here (2 threads, 2 cores, a training run beside it), which made
-speculative edits slower than greedy decoding. One thread had no such cliff (17 tokens
-~2.4x one token). So on the CPU the engine times a typical verification pass with one
+threads is often off the CPU, and a verification pass of a few draft tokens can cost
+many one-token decode steps, which makes speculative edits slower than greedy decoding.
+One thread has no such cliff. So on the CPU the engine times a typical verification pass with one
 thread and with every core, and keeps the faster (unless engine.threads is set)."""
 
 from __future__ import annotations

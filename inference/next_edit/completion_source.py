@@ -4,9 +4,8 @@ of a line, only what comes before the continuation re-joins the rest (rejoin.py)
 
 Its prompt, where the next-edit format offers one (Format.continuation), begins as the
 next-edit prompt does, so the context above the region comes from the KV cache: warming
-prefills the next-edit prompt while the user types and rarely reaches a second one on
-two cores (benchmarks/next_edit_latency.py: 116-369 prompt tokens left to prefill in 10
-of 16 cases, 1-3.5 s)."""
+prefills the next-edit prompt while the user types and, on a few cores, rarely reaches a
+second prompt; only the region's lines up to the cursor are left to prefill."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def _sequence_intent(
 
 def _occurs_as_word(text: str, word: str, max_checks: int = 64) -> bool:
     """Whether `word` occurs in `text` as a whole word: str.find (C speed; a regex with
-    look-arounds took 0.8 s on a 10 MB file), at most `max_checks` occurrences looked
+    look-arounds is far slower on a large file), at most `max_checks` occurrences looked
     at (after that many inside longer words, it is taken as present)."""
     at = text.find(word)
     for _ in range(max_checks):

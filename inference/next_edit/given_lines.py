@@ -6,12 +6,8 @@ and a rewrite begins by copying them. Given in the prompt after the answer's mar
 they are one prefill pass instead of verification passes, and no alternative can branch
 inside them; under greedy decoding the answer is the same whenever the model would have
 copied them. It can no longer change them, which while an edit is being typed below
-them is what the user wants. Measured side by side (benchmarks/next_edit_latency.py, 16
-held-out cases, BF16, two runs each): 14 passes and 67 generated tokens a rewrite
-against 19 and 88, next edit p50 1.38-1.50 s against 1.42-1.61 s (within the spread:
-they follow the typing diff, which changes every keystroke, so warming cannot prefill
-them); next_edit_eval.py typing mode, 60 held-back cases: the best suggestion differs in
-6 cases (near ties, one answer more), correct ones 6 and 3 (ghost text, next edit) in both.
+them is what the user wants. It saves decoded passes, but the given lines follow the
+typing, which changes every keystroke, so warming cannot prefill them.
 
 The cut is made before the newline that ends the last given line, not after it: byte
 BPE tokenizers write a newline together with the next line's indentation, so a prompt

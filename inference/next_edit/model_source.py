@@ -20,7 +20,7 @@ from .situation import RenderedPrompt
 
 NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
-MAX_TOKENS = 512  # the decode stays bounded whatever the region (~5-10 s at worst here)
+MAX_TOKENS = 512  # the decode stays bounded whatever the region
 MAX_CANDIDATES = 6
 _REASONS: dict[str, FinishReason] = {
     "eos": "eos",
@@ -127,9 +127,7 @@ def _deletes_while_typing(edits: tuple[TextEdit, ...], query: Query) -> bool:
     """While the user types an edit, a rewrite whose only change is deleting text is
     dropped: the user is adding text, and a small model's rewrite that loses what follows
     the cursor (the rest of a line, the next line's first word) is a frequent wrong
-    answer there. next_edit_eval.py typing mode: 4 of 4 such suggestions wrong on 60
-    held-back cases (seen when the rule was made; 13 of 17 suggestions were wrong), 1 of
-    1 on 57 dev cases (not seen)."""
+    answer there (the evaluation that made the rule: docs/MEASUREMENTS.md)."""
     typing = query.situation.in_progress is not None
     return typing and all(not edit.new_text for edit in edits)
 

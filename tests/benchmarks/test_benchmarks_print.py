@@ -1,6 +1,6 @@
 """Every benchmark runs in reduced size and prints one JSON line with its figures (the
-next-edit evaluation: one line per mode and source); the full-size figures in the README
-come from the same scripts."""
+next-edit evaluation: one line per mode and source); the full-size figures in
+docs/MEASUREMENTS.md come from the same scripts."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Threads for llama.cpp: one per physical core (hyperthreads share a core's vector units
 and slow its barrier-synchronized kernels), and fewer while other processes keep cores
 busy. llama.cpp's threads meet at a barrier after every operation, so a thread that
-the OS deschedules stalls all the others: measured on this project's 2-core machine with
-other processes using ~2 cores, one thread decoded 2x faster and prefilled 2.7x faster
-than two (39 vs 20 tok/s, 171 vs 64 tok/s)."""
+the OS deschedules stalls all the others: on a busy machine fewer threads than cores
+decode and prefill faster than one per core."""
 
 from __future__ import annotations
 

@@ -229,13 +229,12 @@ def speculative(
 # Passes in a row an alternative may spend without progress (the draft pointer not moved
 # past the furthest spot it reached) before it is abandoned: one that does not re-join the
 # original is a rewrite of something else (its answer is cut off, so never shown) and
-# decodes one token per pass meanwhile. Measured on three typing cases of
-# benchmarks/next_edit_latency.py (n = 3): 154, 162, 53 passes at 24; 59, 63, 53 at 12
-# with the same candidates shown (the best alone: 16, 23, 16).
+# decodes one token per pass meanwhile. 12 cuts those passes and keeps the candidates
+# that are shown (docs/MEASUREMENTS.md).
 # Counted as passes without progress, not passes away from the draft: an alternative
 # caught in a loop (the same lines again and again) re-aligns on each repeat and even has
-# some proposals accepted, but never gets further through the original (one held-out
-# case spent 80 passes so, 1.3 s, and was cut off at max_tokens).
+# some proposals accepted, but never gets further through the original, and would run
+# until max_tokens.
 BRANCH_PATIENCE = 12
 
 

@@ -39,16 +39,14 @@ __all__ = [
     "physical_cores",
 ]
 TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
-# Off: measured here (2026-12-01, tests/inference/test_near_ties.py's prompts, 120 tokens),
-# speculative output left greedy's at the same tokens (plain gaps 0.07-0.23) with passes
-# of 33 tokens as of 128, and even when every position was re-decided by a single-token
-# step: the difference comes from the KV the batched passes wrote, not from the last
-# logits, so re-deciding near ties only cost passes (5-13% more).
+# Off: re-deciding near ties with single-token steps does not make speculative output
+# equal greedy's, whatever the pass length: the difference comes from the KV the batched
+# passes wrote, not from the last logits, so the re-decisions would only cost passes.
 NEAR_TIE_CHECK = False
 BATCH_TOKENS = 256
-# The packaged Q4_1 model prefills and verifies drafts ~1.9x faster requantized to Q8_0
-# (llama.cpp has batched Q8_0 kernels, not Q4_1 ones) and decodes ~5% slower; Q8_0 keeps the
-# Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
+# The packaged Q4_1 model prefills and verifies drafts faster requantized to Q8_0
+# (llama.cpp has batched Q8_0 kernels, not Q4_1 ones) and decodes a little slower; Q8_0
+# keeps the Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
 DEFAULT_REQUANTIZATION = "q8_0"
 logger = logging.getLogger(__name__)
 

@@ -35,8 +35,8 @@ Lend = Callable[[], bool]
 DRAFT_POLICY = DraftPolicy()
 # An alternative is decoded only where the model is unsure: its first token must be at
 # least this likely where it leaves the best candidate. A settled intent costs one
-# candidate's decode, not n (on held-out next edits the two alternatives took 2-3x the
-# passes of the best one).
+# candidate's decode, not n (alternatives that leave the draft cost far more passes
+# than the best candidate).
 ALTERNATIVE_MIN_P = 0.1
 
 

@@ -25,10 +25,9 @@ KV_TYPES: dict[str, KvType] = {
     "f16": KvType("f16", block_elements=1, block_bytes=2, needs_flash_attention=False),
     "q8_0": KvType("q8_0", block_elements=32, block_bytes=34, needs_flash_attention=True),
 }
-# f16: measured by benchmarks/kv_quant.py (2026-12-02, 6 code prompts of ~515 tokens, 64
-# greedy tokens each), q8_0 changed 5 of 6 outputs, 4 at top-2 gaps of 0.16-0.34 (not
-# near-ties), and ran at 0.96x f16's prefill and 0.97x its decode speed: it does not keep
-# the output and is not faster. It is there for memory: 1.88x the resident tokens per MB.
+# f16: a q8_0 cache changes greedy outputs beyond near ties and is not faster
+# (benchmarks/kv_quant.py compares them). It is there for memory: 1.88x the resident
+# tokens per MB.
 DEFAULT_KV_TYPE = "f16"
 
 

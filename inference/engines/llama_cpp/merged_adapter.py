@@ -1,11 +1,10 @@
 """A LoRA adapter merged into the model's weights (engine.merge_adapter).
 
 llama.cpp applies an attached adapter as W x + s B(A x): two more small matrix products
-and an addition after every adapted linear layer, in every pass. On the packaged model
-with our rank-8 adapter on all linear layers that cost 1.6x in prefill and 1.2x per
-decoded token (benchmarks/adapter_merge.py), the same with F16 adapter tensors: the
-extra operations, not their precision, cost it. Merged once, W' = W + s B A, the passes
-cost what the base model's do.
+and an addition after every adapted linear layer, in every pass: with our rank-8 adapter
+on all linear layers a clear cost in prefill and in every decoded token
+(benchmarks/adapter_merge.py), from the extra operations, not their precision. Merged
+once, W' = W + s B A, the passes cost what the base model's do.
 
 The merged file keeps the base's metadata and its other tensors as they are; each adapted
 weight is dequantized, merged and stored in F32, for the requantization to the engine's

@@ -1,23 +1,23 @@
 """engine.weights = "auto": the packaged model's weight type chosen by measurement.
 
-Which type answers a next edit fastest depends on the CPU (issue 12's table: on a CPU
-with AVX-512 BF16, BF16 prefilled 946 tok/s against Q8_0's 665; on others Q8_0 leads),
-so at first start, and again when the CPU changes, each candidate is made from the
-packaged Q4_1 (requantized once, cached beside the others), loaded and timed: a decode
-step and passes of PASS_SIZES tokens. The one with the lowest expected next-edit time
-(a cold prompt prefilled, then a rewrite that copies most of its draft) wins. The choice,
-the timings and the CPU they were measured on are kept in the data dir; `daemon status`
-shows them. Candidates are the types the Q4_1 weights convert to losslessly or nearly:
-Q4_0 is left out (it rounds every weight again; benchmarks/requantize.py).
+Which type answers a next edit fastest depends on the CPU (BF16 where the CPU has BF16
+kernels, F16 or Q8_0 elsewhere: docs/MEASUREMENTS.md), so at first start, and again when
+the CPU changes, each candidate is made from the packaged Q4_1 (requantized once, cached
+beside the others), loaded and timed: a decode step and passes of PASS_SIZES tokens.
+The one with the lowest expected next-edit time (a cold prompt prefilled, then a rewrite
+that copies most of its draft) wins. The choice, the timings and the CPU they were
+measured on are kept in the data dir; `daemon status` shows them. Candidates are the
+types the Q4_1 weights convert to losslessly or nearly: Q4_0 is left out (it rounds every
+weight again; benchmarks/requantize.py).
 
-Other processes distort the timings even as minima over rounds (measured here beside a
-niced training run: a decode step of 45-170 ms against ~10 ms idle, and a pass-cost
-curve that then set the draft lengths). A measurement while others kept more than
-BUSY_LIMIT cores busy is provisional: used, and measured again at the next start, up to
-MAX_ATTEMPTS times, after which the last one stands. When others already keep more than
-BUSY_LIMIT cores busy before it starts, timing is deferred to a later start (the passes
-of a starved llama.cpp crawl: a first start would wait minutes for figures that would
-not be kept) and FALLBACK, or the last provisional choice, serves meanwhile."""
+Other processes distort the timings even as minima over rounds (a busy machine times a
+decode step several times slower than an idle one, and the pass-cost curve then sets
+the draft lengths). A measurement while others kept more than BUSY_LIMIT cores busy is
+provisional: used, and measured again at the next start, up to MAX_ATTEMPTS times, after
+which the last one stands. When others already keep more than BUSY_LIMIT cores busy
+before it starts, timing is deferred to a later start (the passes of a starved llama.cpp
+crawl: a first start would wait minutes for figures that would not be kept) and
+FALLBACK, or the last provisional choice, serves meanwhile."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ class WorkerPolicy:
     silence_deadline_s: float = 15.0  # no frame at all for this long: stopped or hung
     # The same while the model loads: a starved machine (the load competes with other
     # work, maybe at a lower priority) must not turn a slow load into three "crashes"
-    # and a worker given up on; measured: 15 s was not enough under a load average of 7.
+    # and a worker given up on.
     load_silence_deadline_s: float = 120.0
     stall_deadline_s: float = 120.0  # a generation reached no forward pass for this long
     load_deadline_s: float = 900.0  # the model did not load in this time (torch: minutes)
