@@ -237,4 +237,7 @@ def _print_status(reply: dict[str, Any]) -> None:
     for key, counts in (reply.get("hub", {}).get("next_edit") or {}).items():
         shown = ", ".join(f"{name.replace('_', '-')} {n}" for name, n in counts.items())
         lines.append(f"next edit:      {key}: {shown}")
+    for workspace in reply.get("hub", {}).get("workspaces") or []:
+        for uri, reason in (workspace.get("lint_skipped") or {}).items():
+            lines.append(f"lint skipped:   {uri}: {reason}")
     print("\n".join(lines))

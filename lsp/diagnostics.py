@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from shadowtab.lsp.convert import to_lsp_diagnostic
@@ -18,7 +20,7 @@ from shadowtab.lsp.debounce import Debouncer
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
-    from shadowtab.shadow_workspace import ShadowWorkspace
+    from shadowtab.shadow_workspace import Diagnostic, ShadowWorkspace
 
 logger = logging.getLogger(__name__)
 # A lint waits this long at most for the predictions in flight to answer. On a machine of
@@ -28,15 +30,23 @@ logger = logging.getLogger(__name__)
 LINT_YIELD_MAX_S = 2.0
 
 
+def _to_lsp(diagnostics: list[Diagnostic]) -> list[types.Diagnostic]:
+    return [to_lsp_diagnostic(d) for d in diagnostics]
+
+
 class DiagnosticsPublisher:
     def __init__(self, hub: Hub, debounce_s: float) -> None:
         self.hub = hub
         self._debouncer = Debouncer(debounce_s, self._start)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._pending_published: set[str] = set()
+        self.lint_ms: deque[float] = deque(maxlen=256)  # each finished lint, end to end
 
     def schedule(self, uri: str, delay_s: float | None = None) -> None:
-        """Lint `uri` after the debounce delay; a newer call restarts the delay."""
+        """Lint `uri` after the debounce delay; a newer call restarts the delay. A lint
+        running meanwhile is of an older text: it stops now (its linters are killed)."""
+        if (running := self._tasks.pop(uri, None)) is not None:
+            running.cancel()
         self._debouncer.trigger(uri, delay_s=delay_s)
 
     def _start(self, uri: str) -> None:
@@ -55,7 +65,13 @@ class DiagnosticsPublisher:
                 return  # no editor shows it and no pending model edit makes it matter
             await self.hub.predictions.quiet(LINT_YIELD_MAX_S)
             version = document.version
-            diagnostics = await workspace.lint(uri)
+            started = time.perf_counter()
+            report = await workspace.lint_report(uri)
+            # Many diagnostics (tens of thousands in a big generated file) take a while
+            # to convert: not on the event loop.
+            converted = await asyncio.to_thread(_to_lsp, report.diagnostics)
+            if report.skipped is None:
+                self.lint_ms.append((time.perf_counter() - started) * 1000)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -64,7 +80,13 @@ class DiagnosticsPublisher:
         finally:
             if self._tasks.get(uri) is asyncio.current_task():
                 del self._tasks[uri]
-        self.publish(uri, [to_lsp_diagnostic(d) for d in diagnostics], version)
+        self.publish(uri, converted, version)
+
+    def stats(self) -> dict[str, Any]:
+        times = list(self.lint_ms)
+        if not times:
+            return {"runs": 0}
+        return {"runs": len(times), "max_ms": round(max(times), 1)}
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
         sessions = self.hub.workspaces.sessions_with(uri)

@@ -21,6 +21,7 @@ from shadowtab.lsp.predictions import PredictionService
 from shadowtab.lsp.session import Session
 from shadowtab.lsp.transport import StreamWriterAdapter, open_stdio
 from shadowtab.lsp.workspace_registry import WorkspaceRegistry
+from shadowtab.shadow_workspace.linting import DEFAULT_LINT_MAX_MB
 
 if TYPE_CHECKING:
     from shadowtab.inference import EngineOptions
@@ -40,6 +41,7 @@ class HubOptions:
     warm_debounce_ms: int = 100
     predictor: Predictor | None = None
     max_document_mb: float = 50  # larger documents are refused with a message
+    lint_max_mb: float = DEFAULT_LINT_MAX_MB  # larger documents are not linted
     # a prediction still waiting for the model after this long is dropped (ContentModified)
     prediction_wait_s: float = 10.0
     next_edit_format: str = "auto"
@@ -144,6 +146,7 @@ class Hub:
             "workspaces": self.workspaces.describe(),
             "client_events": dict(self.client_events),
             "text_sync": self._text_sync_stats(),
+            "lint": self.workspaces.diagnostics.stats(),
             "predictions_expired": self.predictions.expired,
         }
 

@@ -126,18 +126,29 @@ class PredictionService:
         self, session: Session, uri: str, line: int, character: int, max_candidates: int
     ) -> PredictionRequest:
         """A PredictionRequest from the shadow text (ValueError: not open in the session)."""
+        return self._request_maker(session, uri, line, character, max_candidates)()
+
+    def _request_maker(
+        self, session: Session, uri: str, line: int, character: int, max_candidates: int
+    ) -> Callable[[], PredictionRequest]:
+        """What request_for gives, taken now; the text (O(file) to join) is joined when
+        it is called, which a worker thread can do."""
         document = session.sync.document(uri)
         if document is None:
             raise ValueError(f"document not open: {uri}")
         workspace = self.hub.workspaces.for_uri(uri)
         history = workspace.history.recent(uri, limit=RECENT_EDITS)
         path = str(document.path)
-        return PredictionRequest(
+        language_id = document.language_id
+        cursor = document.offset_at(Position(line, character))
+        events = [Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history]
+        text = document.snapshot()
+        return lambda: PredictionRequest(
             path=path,
-            language_id=document.language_id,
-            text=document.text,
-            cursor=document.offset_at(Position(line, character)),
-            events=[Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history],
+            language_id=language_id,
+            text=text(),
+            cursor=cursor,
+            events=events,
             max_candidates=max_candidates,
         )
 
@@ -153,22 +164,23 @@ class PredictionService:
         if predictor is None:
             return
         try:
-            request = self._warm_request(session, uri)
+            make_request = self._warm_request(session, uri)
         except Exception:
             return
-        if request is None:
+        if make_request is None:
             return
-        self.warms.submit(uri, lambda cancel: predictor.warm(request, cancel))
+        # The request's text is joined in the warm thread: not on the event loop.
+        self.warms.submit(uri, lambda cancel: predictor.warm(make_request(), cancel))
 
-    def _warm_request(self, session: Session, uri: str) -> PredictionRequest | None:
+    def _warm_request(self, session: Session, uri: str) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)
         if document is None:
             return None
         history = self.hub.workspaces.for_uri(uri).history.recent(uri, limit=1)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
-        cursor = max(0, min(cursor, len(document.text)))
+        cursor = max(0, min(cursor, document.length))
         position = document.position_at(cursor)
-        return self.request_for(session, uri, position.line, position.character, 1)
+        return self._request_maker(session, uri, position.line, position.character, 1)
 
     def close(self) -> None:
         self._warming.close()

@@ -43,6 +43,7 @@ class WorkspaceRegistry:
                 journal_dir=self.options.state_dir / "journal",
                 linters=self.options.linters,
                 max_document_bytes=int(self.options.max_document_mb * 1024 * 1024),
+                lint_max_mb=self.options.lint_max_mb,
             )
         return self._workspaces
 
@@ -130,7 +131,8 @@ class WorkspaceRegistry:
         return [] if self._workspaces is None else list(self._workspaces.all())
 
     def describe(self) -> list[dict[str, Any]]:
-        return [ws.lock_status() for ws in self.all()]
+        """Each workspace's lock status, and the documents too big to lint."""
+        return [{**ws.lock_status(), "lint_skipped": dict(ws.lint_skipped)} for ws in self.all()]
 
     async def close(self) -> None:
         self.diagnostics.close()

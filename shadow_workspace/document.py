@@ -5,6 +5,7 @@ discard drops them and keeps the user's)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .disk import DiskBase
@@ -71,6 +72,10 @@ class ShadowDocument:
     @property
     def text(self) -> str:
         return self._text.text
+
+    def snapshot(self) -> Callable[[], str]:
+        """The text as it is now, joined when called (in any thread): see LineText."""
+        return self._text.snapshot()
 
     @property
     def length(self) -> int:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate
 
 BLOCK_LINES = 64  # a block splits past 2x this many lines
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_EOL = re.compile(r"\r\n|\r|\n")
 _EOL_CHARS = "\r\n"
 
 
@@ -53,6 +54,32 @@ def utf16_to_index(text: str, units: int) -> int:
         if count > units:
             return index
     return len(text)
+
+
+class LineIndex:
+    """The lines of a plain string (LSP line endings), found only as far as asked, one
+    line ending per step: run in a thread, it leaves the event loop its turns (splitting
+    10 MB at once is one long call that holds the GIL), and a row near the top is cheap."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts = [0]  # start offset of each line found so far
+        self._ends: list[int] = []  # where each line's content ends (before its ending)
+        self._endings = _EOL.finditer(text)
+        self._complete = False
+
+    def line(self, row: int) -> tuple[int, str]:
+        """(row clamped to the text's lines, that line without its ending); 0-based."""
+        while len(self._ends) <= row and not self._complete:
+            found = next(self._endings, None)
+            if found is None:
+                self._ends.append(len(self.text))  # the last line has no ending
+                self._complete = True
+            else:
+                self._ends.append(found.start())
+                self._starts.append(found.end())
+        row = max(0, min(row, len(self._ends) - 1))
+        return row, self.text[self._starts[row] : self._ends[row]]
 
 
 class FenwickTree:
@@ -123,6 +150,15 @@ class LineText:
         if self._joined is None:
             self._joined = "".join("".join(block) for block in self._blocks)
         return self._joined
+
+    def snapshot(self) -> Callable[[], str]:
+        """The text as it is now, to join later and in another thread: a copy of the
+        blocks' line lists (pointers, no characters), not the join the whole text costs."""
+        if self._joined is not None:
+            joined = self._joined
+            return lambda: joined
+        blocks = [tuple(block) for block in self._blocks]
+        return lambda: "".join("".join(block) for block in blocks)
 
     def __len__(self) -> int:
         return self._chars.total()

@@ -5,6 +5,7 @@ crashes gives a degraded report (its failure noted), never an exception."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -15,14 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .line_text import LineText, line_content, utf16_len
+from .line_text import LineIndex, utf16_len
 from .model import Diagnostic, Position, Range
+from .syntax_check import char_position, child_command, parse_syntax_answer
 
 LINE_PATTERN = (
     r"^(?P<path>[^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
     r"(?:(?P<severity>error|warning|note|info|hint)\s*:?\s*)?(?P<message>.*)$"
 )
 SEVERITIES = {"error": 1, "fatal": 1, "warning": 2, "note": 3, "info": 3, "hint": 4}
+# Texts longer than this (in characters) are not linted: `[limits] lint_mb`. A lint's
+# cost grows with the file (a 10 MB file took seconds of CPU per pause in typing, and its
+# diagnostics tens of MB of JSON), for squiggles nobody scrolls through.
+DEFAULT_LINT_MAX_MB = 4.0
+LINTER_NICENESS = 10  # the nice value linter processes run at
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class LinterFailure(Exception):
 class LintReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # linter name -> why
+    skipped: str | None = None  # why no linter ran (the text is over the size limit)
 
     @property
     def degraded(self) -> bool:
@@ -120,19 +128,13 @@ class LintReport:
         return {
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "failures": dict(self.failures),
+            "skipped": self.skipped,
         }
 
 
-# -- output parsers ----------------------------------------------------------------------
-def _char_position(lines: LineText, row: int, column: int) -> Position:
-    """1-based row and code-point column to an LSP position."""
-    line = max(0, min(row - 1, lines.line_count - 1))
-    content = line_content(lines.line(line))
-    return Position(line, utf16_len(content[: max(0, column - 1)]))
-
-
+# -- output parsers (run in a worker thread: their cost grows with the output) -----------
 def parse_ruff_json(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
-    lines = LineText(text)
+    lines = LineIndex(text)
     diagnostics = []
     for item in json.loads(output or "[]"):
         start = item["location"]
@@ -142,8 +144,8 @@ def parse_ruff_json(output: str, text: str, spec: LinterSpec) -> list[Diagnostic
         diagnostics.append(
             Diagnostic(
                 Range(
-                    _char_position(lines, start["row"], start["column"]),
-                    _char_position(lines, end["row"], end["column"]),
+                    char_position(lines, start["row"], start["column"]),
+                    char_position(lines, end["row"], end["column"]),
                 ),
                 str(item["message"]),
                 1 if syntax else 2,
@@ -155,7 +157,7 @@ def parse_ruff_json(output: str, text: str, spec: LinterSpec) -> list[Diagnostic
 
 
 def parse_lines(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
-    lines = LineText(text)
+    lines = LineIndex(text)
     pattern = re.compile(spec.pattern or LINE_PATTERN)
     diagnostics = []
     for raw in output.splitlines():
@@ -163,8 +165,8 @@ def parse_lines(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
         if match is None:
             continue
         found = match.groupdict()
-        start = _char_position(lines, int(found["line"]), int(found.get("col") or 1))
-        end = Position(start.line, utf16_len(line_content(lines.line(start.line))))
+        start = char_position(lines, int(found["line"]), int(found.get("col") or 1))
+        end = Position(start.line, utf16_len(lines.line(start.line)[1]))
         severity = SEVERITIES.get((found.get("severity") or "error").lower(), 1)
         diagnostics.append(
             Diagnostic(
@@ -178,21 +180,12 @@ def parse_lines(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
     return diagnostics
 
 
+def parse_python_syntax(output: str, text: str, spec: LinterSpec) -> list[Diagnostic]:
+    return parse_syntax_answer(output, text, spec.name or "python-syntax")
+
+
 PARSERS = {"ruff-json": parse_ruff_json, "lines": parse_lines}
-
-
-def python_syntax(path: Path, text: str, spec: LinterSpec) -> list[Diagnostic]:
-    try:
-        compile(text, str(path), "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        lines = LineText(text)
-        start = _char_position(lines, exc.lineno or 1, exc.offset or 1)
-        end_row, end_col = exc.end_lineno or exc.lineno or 1, exc.end_offset or exc.offset or 1
-        end = max(start, _char_position(lines, end_row, end_col))
-        return [Diagnostic(Range(start, end), exc.msg, 1, spec.name or "python-syntax")]
-    except ValueError as exc:  # NUL characters
-        return [Diagnostic(Range.of(0, 0, 0, 0), str(exc), 1, spec.name or "python-syntax")]
-    return []
+OUTPUT_PARSERS = {**PARSERS, "python-syntax": parse_python_syntax}
 
 
 # -- running -----------------------------------------------------------------------------
@@ -205,10 +198,15 @@ def resolve_command(command: Sequence[str], path: Path) -> list[str]:
     return [found, *(part.replace("{path}", str(path)) for part in command[1:])]
 
 
-async def run_linter(spec: LinterSpec, path: Path, text: str, cwd: Path | None) -> list[Diagnostic]:
+async def run_linter(
+    spec: LinterSpec, path: Path, data: bytes, text: str, cwd: Path | None
+) -> list[Diagnostic]:
+    """Run one linter on `data` (the text, UTF-8) in a child process; its output is read
+    in a worker thread. Cancelled (a newer text supersedes this one): the child is killed."""
     if spec.output_format == "python-syntax":
-        return await asyncio.to_thread(python_syntax, path, text, spec)
-    argv = resolve_command(spec.command, path)
+        argv = child_command(path)
+    else:
+        argv = resolve_command(spec.command, path)
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -216,22 +214,31 @@ async def run_linter(spec: LinterSpec, path: Path, text: str, cwd: Path | None) 
         stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
     )
+    _lower_priority(process.pid)
     try:
-        out, err = await asyncio.wait_for(process.communicate(text.encode()), spec.timeout_s)
+        out, err = await asyncio.wait_for(process.communicate(data), spec.timeout_s)
     except TimeoutError as exc:
         raise LinterFailure(f"{spec.name}: timed out after {spec.timeout_s:g} s") from exc
     finally:
         if process.returncode is None:  # timed out or cancelled by a newer version
             process.kill()
             await asyncio.shield(process.wait())
-    return _parse_output(spec, out.decode(errors="replace"), err, process.returncode, text)
+    return await asyncio.to_thread(_parse_output, spec, out, err, process.returncode, text)
+
+
+def _lower_priority(pid: int) -> None:
+    """A linter is background work: on a machine of few cores, one at full priority takes
+    CPU time from the daemon's event loop (text sync) and from the model's threads."""
+    # OSError: gone already, or not permitted; then it runs at normal priority
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, pid, LINTER_NICENESS)
 
 
 def _parse_output(
-    spec: LinterSpec, out: str, err: bytes, code: int | None, text: str
+    spec: LinterSpec, out: bytes, err: bytes, code: int | None, text: str
 ) -> list[Diagnostic]:
     try:
-        return PARSERS[spec.output_format](out, text, spec)
+        return OUTPUT_PARSERS[spec.output_format](out.decode(errors="replace"), text, spec)
     except (ValueError, KeyError, TypeError) as exc:
         detail = err.decode(errors="replace").strip()[-300:] or str(exc)
         raise LinterFailure(f"{spec.name}: exit {code}, unreadable output: {detail}") from exc
@@ -247,16 +254,41 @@ def drop_duplicate_syntax_errors(diagnostics: list[Diagnostic]) -> list[Diagnost
     ]
 
 
+def linters_for(
+    specs: Mapping[str, LinterSpec], path: Path, language_id: str | None
+) -> list[tuple[str, LinterSpec]]:
+    return [(name, spec) for name, spec in specs.items() if spec.applies_to(path, language_id)]
+
+
+def size_skip(length: int, max_chars: int | None) -> str | None:
+    """Why a text of `length` characters is not linted, or None: it is."""
+    if max_chars is None or length <= max_chars:
+        return None
+    return (
+        f"not linted: {length / 2**20:.1f} M characters, over the limit of "
+        f"{max_chars / 2**20:g} M ([limits] lint_mb)"
+    )
+
+
 async def lint_text(
     specs: Mapping[str, LinterSpec],
     path: Path,
     text: str,
     language_id: str | None = None,
     cwd: Path | None = None,
+    max_chars: int | None = None,
 ) -> LintReport:
-    chosen = [(name, spec) for name, spec in specs.items() if spec.applies_to(path, language_id)]
+    """Lint `text` with the linters that apply to it. Above `max_chars` none runs: the
+    report says so in `skipped`. The heavy parts run in child processes and worker
+    threads, so the calling event loop keeps answering meanwhile."""
+    chosen = linters_for(specs, path, language_id)
+    if not chosen:
+        return LintReport()
+    if (skipped := size_skip(len(text), max_chars)) is not None:
+        return LintReport(skipped=skipped)
+    data = await asyncio.to_thread(text.encode, "utf-8", "surrogatepass")
     results = await asyncio.gather(
-        *(run_linter(spec, path, text, cwd) for _, spec in chosen), return_exceptions=True
+        *(run_linter(spec, path, data, text, cwd) for _, spec in chosen), return_exceptions=True
     )
     report = LintReport()
     for (name, _), result in zip(chosen, results, strict=True):
@@ -266,7 +298,10 @@ async def lint_text(
             report.failures[name] = _describe(result)
         else:
             report.diagnostics.extend(result)
-    report.diagnostics = drop_duplicate_syntax_errors(report.diagnostics)
+    if len(chosen) > 1:
+        report.diagnostics = await asyncio.to_thread(
+            drop_duplicate_syntax_errors, report.diagnostics
+        )
     return report
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .disk import MAX_DOCUMENT_BYTES, uri_to_path
-from .linting import LinterSpec
+from .linting import DEFAULT_LINT_MAX_MB, LinterSpec
 from .save_lock import Holder
 from .workspace import ShadowWorkspace
 
@@ -41,8 +41,10 @@ class Workspaces:
         holder: Holder = "user",
         watch: bool = True,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
+        lint_max_mb: float = DEFAULT_LINT_MAX_MB,
     ) -> None:
         self.max_document_bytes = max_document_bytes
+        self.lint_max_mb = lint_max_mb
         self.journal_dir = None if journal_dir is None else Path(journal_dir)
         self.linters = linters
         self.holder: Holder = holder
@@ -62,6 +64,7 @@ class Workspaces:
                     holder=self.holder,
                     watch=self.watch,
                     max_document_bytes=self.max_document_bytes,
+                    lint_max_mb=self.lint_max_mb,
                 )
                 self._by_root[root] = found
             return found

@@ -5,6 +5,7 @@ thread."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +28,15 @@ from .disk_sync import DiskEvent, DiskListener
 from .document import ShadowDocument
 from .history import COALESCE_WINDOW_S, EditHistory
 from .journal import Journal, journal_path
-from .linting import DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
+from .linting import (
+    DEFAULT_LINT_MAX_MB,
+    DEFAULT_LINTERS,
+    LinterSpec,
+    LintReport,
+    lint_text,
+    linters_for,
+    size_skip,
+)
 from .model import (
     Author,
     Diagnostic,
@@ -73,6 +82,7 @@ class ShadowWorkspace:
         watch: bool = True,
         history_window_s: float = COALESCE_WINDOW_S,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
+        lint_max_mb: float = DEFAULT_LINT_MAX_MB,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -80,6 +90,8 @@ class ShadowWorkspace:
         self.lock = SaveLock(str(self.root), holder)
         self.history = EditHistory(history_window_s)
         self.linters = dict(DEFAULT_LINTERS if linters is None else linters)
+        self.lint_max_chars = int(lint_max_mb * 2**20)
+        self.lint_skipped: dict[str, str] = {}  # uri -> why its last lint did not run
         journal = None
         if journal_dir is not None:
             journal = Journal(journal_path(Path(journal_dir), self.root))
@@ -206,6 +218,7 @@ class ShadowWorkspace:
             doc.editors.pop(editor, None)
             if not doc.open and not (doc.model_edits and doc.pending):
                 self.store.forget(doc)
+                self.lint_skipped.pop(uri, None)
 
     def load_document(self, uri: str) -> ShadowDocument:
         """The shadow document of `uri`, read from disk when not in the shadow yet."""
@@ -456,8 +469,21 @@ class ShadowWorkspace:
 
     # -- linting (of shadow documents and of scratch texts: predictions) -----------------
     async def lint_report(self, uri: str) -> LintReport:
-        doc = self._require(uri)
-        return await self.lint_text_report(doc.path, doc.text, doc.language_id)
+        """Lint the document as it is now: the text is snapshotted here (cheap) and joined
+        and linted off the calling event loop; a document over the size limit is not."""
+        with self._mutex:
+            doc = self._require(uri)
+            path, language_id = doc.path, doc.language_id
+            if not linters_for(self.linters, path, language_id):
+                return LintReport()
+            skipped = size_skip(doc.length, self.lint_max_chars)
+            if skipped is not None:
+                self.lint_skipped[uri] = skipped
+                return LintReport(skipped=skipped)
+            self.lint_skipped.pop(uri, None)
+            snapshot = doc.snapshot()
+        text = await asyncio.to_thread(snapshot)
+        return await self.lint_text_report(path, text, language_id)
 
     async def lint(self, uri: str) -> list[Diagnostic]:
         return (await self.lint_report(uri)).diagnostics
@@ -465,7 +491,9 @@ class ShadowWorkspace:
     async def lint_text_report(
         self, path: Path | str, text: str, language_id: str | None = None
     ) -> LintReport:
-        return await lint_text(self.linters, Path(path), text, language_id, cwd=self.root)
+        return await lint_text(
+            self.linters, Path(path), text, language_id, self.root, self.lint_max_chars
+        )
 
     async def lint_text(
         self, path: Path | str, text: str, language_id: str | None = None

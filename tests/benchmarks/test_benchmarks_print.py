@@ -18,7 +18,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 REDUCED_RUNS = {
     "agent_write_latency.py": (["--rounds", "3", "--lines", "1000"], "write_and_lint_p50_ms"),
     "shadow_edits.py": (
-        ["--edits", "300", "--lint-runs", "3", "--mirrored", "10"],
+        ["--edits", "300", "--lint-runs", "3", "--mirrored", "10", "--sizes-mb", "0.5"],
         "two_editors",
     ),
     "lsp_latency.py": (["--iterations", "30"], "pump_over_standalone_p50"),
