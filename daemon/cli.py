@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "shadowtab.daemon.cli_demo",
     "shadowtab.daemon.cli_adapter",
     "shadowtab.daemon.cli_editor",
+    "shadowtab.daemon.cli_config",
 )
 
 EPILOG = "exit codes: 0 ok, 1 failure, 2 usage error or daemon not running"

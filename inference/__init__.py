@@ -16,14 +16,14 @@ from .engines.api import (
     Completion,
     Engine,
     EngineError,
-    EngineKind,
     EngineNotReady,
-    EngineOptions,
     ModelLoadError,
     RequestStats,
 )
 from .engines.llama_cpp.model_files import default_model_path
 from .engines.off import OffEngine
+from .engines.options import EngineOptions
+from .engines.settings import EngineKind
 
 if TYPE_CHECKING:
     from .engines.llama_cpp.engine import LlamaCppEngine

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from shadowtab.inference.next_edit.candidates import MAX_CANDIDATES
 from shadowtab.inference.next_edit.predictor import EditCandidate, checked_candidates
 from shadowtab.lsp.convert import to_lsp_range
 from shadowtab.lsp.prediction_check import workspace_check
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 INLINE_CANDIDATES = 3
 NEXT_EDIT_CANDIDATES = 3  # a client may ask for up to MAX_CANDIDATES with params.n
-MAX_CANDIDATES = 6
 NEXT_EDIT_ACCEPTED = "shadowtab.nextEdit.accepted"
 # Notification {uri, source?, format?}: the user dismissed a shown suggestion (Esc, or
 # typed something else).

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .api import Engine, EngineError, EngineOptions
+from .api import Engine, EngineError
+from .options import EngineOptions
+from .settings import ENGINE_KINDS
 
 
 def create_engine(
@@ -38,9 +40,8 @@ def create_engine(
         return _torch_engine(options, on_progress)
     if options.kind == "openai":
         return _openai_engine(options)
-    raise EngineError(
-        f'unknown engine kind {options.kind!r} (known: "llama.cpp", "torch", "openai", "off")'
-    )
+    known = ", ".join(f'"{kind}"' for kind in ENGINE_KINDS)
+    raise EngineError(f"unknown engine kind {options.kind!r} (known: {known})")
 
 
 def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] | None) -> Engine:

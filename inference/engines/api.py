@@ -1,16 +1,13 @@
-"""The engine interface shared by every engine: request statistics, results, options,
-the errors engines raise and the limits every request is checked against."""
+"""The engine interface shared by every engine: request statistics, results, the errors
+engines raise and the limits every request is checked against (the options an engine is
+built with: options.py)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
-
-EngineKind = Literal["llama.cpp", "torch", "openai", "off"]
-EngineProcess = Literal["worker", "inline"]
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass
@@ -71,50 +68,6 @@ class CacheInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass
-class EngineOptions:
-    kind: EngineKind = "llama.cpp"
-    model_path: str | None = None
-    n_ctx: int = 4096
-    n_threads: int | None = None
-    kv_cache_mb: float = 256
-    data_dir: Path | None = None
-    device: str | None = None  # torch: "cuda" | "cpu"; None: CUDA when present
-    base_url: str | None = None  # openai: the server's OpenAI API root, ending in /v1
-    server_model: str | None = None  # openai: the model name; None: the server's first
-    api_key: str | None = field(default=None, repr=False)  # openai; else from the env
-    timeout_s: float = 30.0  # openai: longest wait for the server's next byte
-    # engine.adapter, for every local engine: "none", a path (a GGUF LoRA file; torch also
-    # takes a peft adapter directory), or "default" (the packaged adapter, on the packaged
-    # model). openai: the server applies its adapter; a local path is refused (stats say)
-    adapter: str = "default"
-    # engine.weights (llama.cpp, the packaged model only): the type its weights are
-    # converted to once, cached in data_dir ("q8_0", "bf16", "f16", "q4_0"), "auto" (the
-    # one measured fastest on this CPU: llama_cpp/weight_choice.py), or "as-is"
-    weights: str = "q8_0"
-    # engine.kv_type (llama.cpp): the KV cache's element type, "f16" or "q8_0" (a q8_0
-    # cache holds 1.88x the tokens in the same kv_cache_mb; benchmarks/kv_quant.py)
-    kv_type: str = "f16"
-    # engine.merge_adapter (llama.cpp, the packaged model converted to `weights`): the
-    # adapter merged into the converted weights once (llama_cpp/merged_adapter.py) instead
-    # of applied in every pass (the extra LoRA products cost prefill and decode)
-    merge_adapter: bool = False
-    # engine.adapter_format (openai): the prompt format of the adapter the server applies
-    # to its model; stats() report it and the predictor's format "auto" renders it
-    adapter_format: str | None = None
-    # The prompt formats the predictor can render: an adapter trained on another is
-    # refused (None: no check).
-    adapter_formats: tuple[str, ...] | None = None
-    # engine.process: "worker" runs the engine in a child process the daemon supervises
-    # (engines/worker/); "inline" in the caller's process (debugging, tests)
-    process: EngineProcess = "worker"
-
-    @property
-    def adapter_path(self) -> str | None:
-        """The adapter path the setting names, if it names one (for status lines)."""
-        return None if self.adapter in ("default", "none", "") else self.adapter
 
 
 @runtime_checkable

@@ -18,6 +18,10 @@ from .text_spans import line_end_after, line_start_before
 Kind = Literal["inline", "edit", "jump"]
 WINDOW_LINES = 10  # a source without a region of its own: the cursor line +- this
 
+# The most candidates one query gets (query.n is clamped to 1..MAX_CANDIDATES): the
+# pipeline, its model sources and the language server's `n` parameter all use this one.
+MAX_CANDIDATES = 6
+
 
 @dataclass(frozen=True)
 class Query:

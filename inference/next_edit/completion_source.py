@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from ..engines.api import Completion, Engine
-from .candidates import Candidate, Query
+from .candidates import MAX_CANDIDATES, Candidate, Query
 from .edits import TextEdit
 from .formats.base import unescape
 from .prompts import completion_prompt
@@ -22,7 +22,6 @@ from .rejoin import rejoined, rest_of_line
 
 NAME = "completion"
 MAX_TOKENS = 24
-MAX_CANDIDATES = 6
 
 
 class CompletionSource:

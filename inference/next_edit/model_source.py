@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..engines.api import Completion, Engine
-from .candidates import Candidate, Query
+from .candidates import MAX_CANDIDATES, Candidate, Query
 from .confidence import confidence
 from .edits import TextEdit, minimal_edits
 from .filters import is_noise
@@ -21,7 +21,6 @@ from .situation import RenderedPrompt
 NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
 MAX_TOKENS = 512  # the decode stays bounded whatever the region
-MAX_CANDIDATES = 6
 _REASONS: dict[str, FinishReason] = {
     "eos": "eos",
     "stop": "stop",

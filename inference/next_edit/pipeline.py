@@ -8,14 +8,21 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .candidates import Candidate, CandidateSource, Kind, Query, kind_of, rank
+from .candidates import (
+    MAX_CANDIDATES,
+    Candidate,
+    CandidateSource,
+    Kind,
+    Query,
+    kind_of,
+    rank,
+)
 from .feedback import FeedbackCounts
 from .reversal import undoes_user
 from .single_flight import SingleFlight
 from .typethrough import PredictionMemory
 
 DEFAULT_CANDIDATES = 3
-MAX_CANDIDATES = 6
 TYPE_THROUGH = "type-through"
 
 

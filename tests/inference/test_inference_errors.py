@@ -182,7 +182,10 @@ def _swallow(engine: LlamaCppEngine, cancel: threading.Event) -> None:
 
 
 def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> None:
-    options = EngineOptions(n_ctx=512, kv_cache_mb=8, data_dir=tmp_path)
+    # pinned: the default ("auto", merged) measures the candidates first (test_weight_choice)
+    options = EngineOptions(
+        n_ctx=512, kv_cache_mb=8, data_dir=tmp_path, weights="q8_0", merge_adapter=False
+    )
     first = create_engine(options)
     try:
         assert isinstance(first, LlamaCppEngine)
@@ -197,7 +200,9 @@ def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> N
     finally:
         first.close()
     made = model.stat().st_mtime_ns
-    second = LlamaCppEngine(n_ctx=256, kv_cache_mb=4, data_dir=tmp_path)
+    second = LlamaCppEngine(
+        n_ctx=256, kv_cache_mb=4, data_dir=tmp_path, requantize_to="q8_0", merge_adapter=False
+    )
     try:
         assert second.loaded_model_path == model and model.stat().st_mtime_ns == made
         assert list((tmp_path / "models").iterdir()) == [model]  # no partial files left
@@ -207,7 +212,9 @@ def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("weights", ["bf16", "as-is"])
 def test_the_weight_type_can_be_pinned(tmp_path: Path, weights: str) -> None:
-    options = EngineOptions(n_ctx=256, kv_cache_mb=4, data_dir=tmp_path, weights=weights)
+    options = EngineOptions(
+        n_ctx=256, kv_cache_mb=4, data_dir=tmp_path, weights=weights, merge_adapter=False
+    )
     engine = create_engine(options)
     try:
         assert isinstance(engine, LlamaCppEngine)

@@ -131,7 +131,9 @@ def test_an_engine_with_auto_weights_loads_the_measured_type(
     monkeypatch.setattr(weight_choice, "busy_now", lambda: 0.0)  # a busy CI still measures
     monkeypatch.setattr(weight_choice, "REPEATS", 1)
     monkeypatch.setattr(weight_choice, "CANDIDATES", ("q8_0", "f16"))
-    engine = LlamaCppEngine(n_ctx=512, kv_cache_mb=16, data_dir=tmp_path, requantize_to="auto")
+    engine = LlamaCppEngine(
+        n_ctx=512, kv_cache_mb=16, data_dir=tmp_path, requantize_to="auto", merge_adapter=False
+    )
     try:
         stats = engine.stats()
         assert stats["weights"] in ("q8_0", "f16")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
 from shadowtab.daemon.paths import state_dir
-from shadowtab.inference.engines.api import EngineOptions
+from shadowtab.inference.engines.options import EngineOptions
 from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.shadow_workspace import DEFAULT_LINTERS

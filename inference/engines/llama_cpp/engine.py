@@ -18,6 +18,7 @@ from ..local_engine import (  # re-exported: they were defined here first
     LocalEngine,
     physical_cores,
 )
+from ..settings import ENGINE_DEFAULTS
 from .adapter import AdapterError, resolve
 from .cpu_load import ThreadChooser
 from .draft import DraftPolicy
@@ -44,10 +45,11 @@ TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decision
 # passes wrote, not from the last logits, so the re-decisions would only cost passes.
 NEAR_TIE_CHECK = False
 BATCH_TOKENS = 256
-# The packaged Q4_1 model prefills and verifies drafts faster requantized to Q8_0
-# (llama.cpp has batched Q8_0 kernels, not Q4_1 ones) and decodes a little slower; Q8_0
-# keeps the Q4_1 weights almost exactly, Q4_0 would not: benchmarks/requantize.py.
-DEFAULT_REQUANTIZATION = "q8_0"
+# engine.weights and engine.merge_adapter as the settings table defaults them, so that a
+# direct caller runs what the daemon runs ("auto": the type measured fastest on this CPU;
+# benchmarks/requantize.py and weight_choice.py)
+DEFAULT_REQUANTIZATION: str | None = ENGINE_DEFAULTS["weights"]
+DEFAULT_MERGE_ADAPTER: bool = ENGINE_DEFAULTS["merge_adapter"]
 logger = logging.getLogger(__name__)
 
 
@@ -71,7 +73,7 @@ class LlamaCppEngine(LocalEngine):
         adapter_formats: Collection[str] | None = None,
         kv_type: str = DEFAULT_KV_TYPE,
         flash_attention: bool | None = None,
-        merge_adapter: bool = False,
+        merge_adapter: bool = DEFAULT_MERGE_ADAPTER,
     ) -> None:
         """With no model_path the packaged model is used; with a data_dir it is first
         requantized to `requantize_to` (once, cached there): measured faster, see

@@ -19,9 +19,9 @@ GGUF_HEADER_BYTES = 24  # magic, version, tensor count, metadata count
 # llama.cpp file types by name (looked up when requantizing: the native library loads then)
 QUANT_TYPES = {
     "q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0",
-    "q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0",
     "bf16": "LLAMA_FTYPE_MOSTLY_BF16",  # Q4_1 values kept to bf16 precision
     "f16": "LLAMA_FTYPE_MOSTLY_F16",
+    "q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0",
 }
 
 

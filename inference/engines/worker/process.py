@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..api import EngineError, EngineOptions
+from ..api import EngineError
+from ..options import EngineOptions
 from .frames import ChannelClosed, FrameChannel, FrameError
 from .wire import WorkerDied, error_from_wire, options_to_wire
 

@@ -9,7 +9,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..api import CacheInfo, Completion, EngineOptions, RequestStats
+from ..api import CacheInfo, Completion, RequestStats
+from ..options import EngineOptions
 from .policy import WorkerPolicy
 from .process import WorkerProcess
 from .supervisor import WorkerSupervisor

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..api import EngineError, EngineNotReady, EngineOptions
+from ..api import EngineError, EngineNotReady
+from ..options import EngineOptions
 from .policy import WorkerPolicy
 from .process import WorkerProcess
 

@@ -23,10 +23,10 @@ from ..api import (
     Completion,
     EngineError,
     EngineNotReady,
-    EngineOptions,
     ModelLoadError,
     RequestStats,
 )
+from ..options import EngineOptions
 
 # The Engine methods a worker serves; the streaming ones answer with pieces first.
 CALLS = frozenset({"warm", "complete", "rewrite", "tokenize", "cache_info", "clear_cache", "stats"})

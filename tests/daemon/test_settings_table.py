@@ -1,0 +1,144 @@
+"""One settings table: every place that has a default or a list of keys derives it from
+config_schema.SETTINGS (the engine's rows from inference/engines/settings.py), so these
+fail when two places disagree."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from shadowtab.daemon.cli import main
+from shadowtab.daemon.config import Settings, load_settings
+from shadowtab.daemon.config_reference import reference_markdown
+from shadowtab.daemon.config_schema import (
+    DAEMON_SETTINGS,
+    ENV_SETTINGS,
+    SETTINGS,
+    ConfigError,
+    table_from_env,
+    validate_table,
+)
+from shadowtab.inference import EngineOptions
+from shadowtab.inference.engines.settings import ENGINE_KINDS, ENGINE_SETTINGS, WEIGHT_TYPES
+from shadowtab.inference.next_edit.formats import FORMATS
+from shadowtab.lsp.hub import HubOptions
+from shadowtab.shadow_workspace import ShadowWorkspace, Workspaces
+
+NOT_SETTINGS = {"linters", "sources", "deprecations"}  # Settings fields of other kinds
+NOT_OPTIONS = {"data_dir", "adapter_formats"}  # EngineOptions fields the daemon fills in
+# a valid value of each setting that is unset by default
+UNSET_EXAMPLES: dict[str, Any] = {
+    "engine.model_path": "/models/m.gguf",
+    "engine.threads": 2,
+    "engine.device": "cpu",
+    "engine.adapter_path": "/adapters/a.gguf",
+    "engine.base_url": "http://host:8000/v1",
+    "engine.model": "served",
+    "engine.api_key": "sk-example",
+    "engine.adapter_format": "zeta",
+}
+
+
+@pytest.fixture
+def empty_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace root with no config file anywhere and no SHADOWTAB_* setting."""
+    for name in list(os.environ):
+        if name.startswith("SHADOWTAB_"):
+            monkeypatch.delenv(name)
+    (tmp_path / "cfg").mkdir()
+    monkeypatch.setenv("SHADOWTAB_CONFIG_DIR", str(tmp_path / "cfg"))
+    return tmp_path
+
+
+def defaults_of(cls: type[Any]) -> dict[str, Any]:
+    found = {}
+    for item in dataclasses.fields(cls):
+        if item.default is not dataclasses.MISSING:
+            found[item.name] = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            found[item.name] = item.default_factory()
+    return found
+
+
+def test_engine_options_default_to_what_the_daemon_runs(empty_config: Path) -> None:
+    table = {s.option: s.default for s in ENGINE_SETTINGS if s.option}
+    direct = {k: v for k, v in dataclasses.asdict(EngineOptions()).items() if k in table}
+    daemon = dataclasses.asdict(load_settings(empty_config).engine_options(empty_config))
+    assert direct == table == {k: daemon[k] for k in table}
+    assert set(defaults_of(EngineOptions)) - NOT_OPTIONS == set(table)
+    assert table["weights"] == "auto" and table["merge_adapter"] is True
+
+
+def test_llama_cpp_engine_defaults_to_the_table() -> None:
+    from shadowtab.inference.engines.llama_cpp.engine import LlamaCppEngine
+
+    parameters = inspect.signature(LlamaCppEngine.__init__).parameters
+    options = EngineOptions()
+    assert parameters["requantize_to"].default == options.weights
+    assert parameters["merge_adapter"].default == options.merge_adapter
+    assert parameters["kv_type"].default == options.kv_type
+    assert parameters["n_ctx"].default == options.n_ctx
+    assert parameters["kv_cache_mb"].default == options.kv_cache_mb
+
+
+def test_settings_default_to_the_table(empty_config: Path) -> None:
+    table = {s.field: s.default for s in SETTINGS if s.field}
+    fields = defaults_of(Settings)
+    assert {k: v for k, v in fields.items() if k not in NOT_SETTINGS} == table
+    assert load_settings(empty_config) == Settings()
+
+
+def test_the_language_server_defaults_to_the_table(tmp_path: Path) -> None:
+    hub = defaults_of(HubOptions)
+    assert {s.field: hub[s.field] for s in DAEMON_SETTINGS} == {
+        s.field: s.default for s in DAEMON_SETTINGS
+    }
+    lint_mb = next(s.default for s in SETTINGS if s.key == "limits.lint_mb")
+    document_mb = next(s.default for s in SETTINGS if s.key == "limits.document_mb")
+    workspace = ShadowWorkspace(tmp_path, None, watch=False)
+    try:
+        assert workspace.lint_max_chars == int(lint_mb * 2**20)
+        assert workspace.store.max_document_bytes == int(document_mb * 2**20)
+    finally:
+        workspace.close()
+    assert Workspaces().lint_max_mb == lint_mb
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.key)
+def test_every_setting_is_accepted_documented_and_overridable(setting: Any) -> None:
+    example = setting.default if setting.default is not None else UNSET_EXAMPLES[setting.key]
+    validate_table({setting.section: {setting.name: example}}, "test")
+    assert setting.description and setting.type
+    reference = reference_markdown()
+    assert f"`{setting.name}`" in reference and f"[{setting.section}]" in reference
+    if setting.env is not None:
+        assert ENV_SETTINGS[setting.env] is setting and f"`{setting.env}`" in reference
+        raw = str(example).lower() if isinstance(example, bool) else str(example)
+        table = table_from_env({setting.env: raw})
+        assert table == {setting.section: {setting.name: example}}
+
+
+def test_choices_come_from_the_registries() -> None:
+    checks = {s.key: s.check for s in SETTINGS}
+    for kind in ENGINE_KINDS:
+        assert checks["engine.kind"](kind) is None
+    for name in FORMATS:
+        assert checks["engine.adapter_format"](name) is None
+        assert checks["next_edit.format"](name) is None
+    assert checks["engine.kind"]("vllm") is not None
+    assert checks["engine.adapter_format"]("auto") is not None  # the predictor's, only
+    with pytest.raises(ConfigError, match="q8_0"):
+        validate_table({"engine": {"weights": "q5_k"}}, "test")
+    assert set(WEIGHT_TYPES) >= {"auto", "as-is", "q8_0"}
+
+
+def test_config_reference_command_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "--reference"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == reference_markdown()
+    assert "| `weights` | " in printed and '`"auto"`' in printed
+    assert printed.count("\n### ") == len({s.section for s in SETTINGS}) + 1  # + linters
