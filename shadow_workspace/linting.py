@@ -106,6 +106,9 @@ PYTHON_SYNTAX = LinterSpec(
     languages=("python",),
     extensions=(".py",),
     name="python-syntax",
+    # compile() of a few MB at low priority on a busy machine: seconds (a newer text
+    # kills it sooner)
+    timeout_s=30.0,
 )
 DEFAULT_LINTERS: dict[str, LinterSpec] = {"ruff": RUFF, "python-syntax": PYTHON_SYNTAX}
 

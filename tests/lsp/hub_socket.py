@@ -41,12 +41,13 @@ async def hub_on_socket(
     max_document_mb: float = 50,
     prediction_wait_s: float = 10.0,
     linters: dict[str, LinterSpec] | None = None,
+    lint_max_mb: float | None = None,
 ) -> AsyncIterator[HubOnSocket]:
-    """`linters`: none unless given."""
+    """`linters`: none unless given; `lint_max_mb`: None, HubOptions' default."""
     base = Path(tempfile.mkdtemp(prefix="sthub-", dir="/tmp"))
     try:
         async with _serving(
-            base, predictor, max_document_mb, prediction_wait_s, linters or {}
+            base, predictor, max_document_mb, prediction_wait_s, linters or {}, lint_max_mb
         ) as setup:
             yield setup
     finally:
@@ -60,6 +61,7 @@ async def _serving(
     max_document_mb: float,
     prediction_wait_s: float,
     linters: dict[str, LinterSpec],
+    lint_max_mb: float | None = None,
 ) -> AsyncIterator[HubOnSocket]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
@@ -72,6 +74,8 @@ async def _serving(
         max_document_mb=max_document_mb,
         prediction_wait_s=prediction_wait_s,
     )
+    if lint_max_mb is not None:
+        options.lint_max_mb = lint_max_mb
     hub = Hub(options)
     await hub.start()
     path = str(base / "lsp.sock")
