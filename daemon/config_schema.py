@@ -4,8 +4,9 @@ SETTINGS is the engine's table (inference/engines/settings.py) plus the daemon's
 language server's settings below. The config loader (config.py), validation, the
 environment variables, `daemon status` and the configuration reference
 (`shadowtab config --reference`) all derive from it. A new setting is one row here (or,
-for an `[engine]` key, in the engine's table) and its field in Settings (config.py) and
-in HubOptions (lsp/hub.py) when the language server uses it.
+for an `[engine]` key, in the engine's table: its EngineOptions field too) and its field
+in Settings (config.py); every row here is also a HubOptions field (lsp/hub.py), which
+Settings.hub_options() fills in. tests/daemon/test_settings_table.py checks all of them.
 
 A raw table (from a TOML file or from environment variables) is checked key by key; every
 error names the key and where it came from, so a typo never silently falls back to a
