@@ -195,6 +195,8 @@ class AgentCommands:
         async def run(text: str) -> list[Diagnostic]:
             report = await workspace.lint_text_report(path, text, language)
             failures.update(report.failures)
+            if report.skipped is not None:  # over [limits] lint_mb: no linter ran
+                failures["all linters"] = report.skipped
             return report.diagnostics
 
         diagnostics = await self.hub.lint_cache.lint(str(path), text, run)

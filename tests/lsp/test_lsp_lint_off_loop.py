@@ -60,7 +60,10 @@ async def test_a_file_over_the_limit_is_not_linted_and_status_says_so(
         while published(client, small) is None or published(client, big) is None:
             client.notifications.append(await client.read())
         workspaces = setup.hub.status()["workspaces"]
+        root = str(setup.root)
+        agent = await setup.hub.control("shadow.lint", {"root": root, "path": "big.py"})
         await client.close()
+    assert agent["diagnostics"] == [] and "lint_mb" in agent["failures"]["all linters"]
     assert published(client, small)["diagnostics"]  # type: ignore[index]
     assert published(client, big)["diagnostics"] == []  # type: ignore[index]
     [skipped] = [ws["lint_skipped"] for ws in workspaces]
