@@ -142,3 +142,12 @@ def test_config_reference_command_prints_the_table(capsys: pytest.CaptureFixture
     assert printed == reference_markdown()
     assert "| `weights` | " in printed and '`"auto"`' in printed
     assert printed.count("\n### ") == len({s.section for s in SETTINGS}) + 1  # + linters
+
+
+def test_the_configuration_document_is_the_table_as_generated() -> None:
+    """docs/CONFIGURATION.md, which the README points users to, is the table's own output:
+    a setting added, removed or changed without regenerating it fails here."""
+    document = Path(__file__).resolve().parents[2] / "docs" / "CONFIGURATION.md"
+    assert document.read_text(encoding="utf-8") == reference_markdown(), (
+        "regenerate it: shadowtab config --reference > docs/CONFIGURATION.md"
+    )
