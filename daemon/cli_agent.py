@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli_root import root_argument
 
 REQUEST_TIMEOUT_S = 60.0  # linting a large file twice, on a loaded machine
 START_TIMEOUT_S = 30.0
@@ -97,7 +98,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
 
 
 def _build_request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    root = _root(args)
+    root = root_argument(args)
     name = args.shadow_command
     if name in ("read", "lint"):
         return f"shadow.{name}", {"root": root, "path": _absolute(args.path)}
@@ -108,17 +109,6 @@ def _build_request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if args.if_match:
         item["expected_sha256"] = args.if_match
     return "shadow.write", {"root": root, "files": [item], "take": args.take}
-
-
-def _root(args: argparse.Namespace) -> str:
-    if args.root:
-        root = Path(args.root)
-        if not root.is_dir():
-            raise ValueError(f"not a directory: {args.root}")
-        return str(root.resolve())
-    from shadowtab.shadow_workspace.registry import discover_root
-
-    return str(discover_root(Path.cwd()))
 
 
 def _absolute(path: str) -> str:

@@ -10,10 +10,10 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli_root import root_argument
 
 REQUEST_TIMEOUT_S = 60.0  # a commit of many large files takes a while
 Subparsers = argparse._SubParsersAction
@@ -102,17 +102,6 @@ def _register_run(subparsers: Subparsers) -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _root_arg(args: argparse.Namespace) -> str:
-    if args.root:
-        root = Path(args.root)
-        if not root.is_dir():
-            raise ValueError(f"not a directory: {args.root}")
-        return str(root.resolve())
-    from shadowtab.shadow_workspace.registry import discover_root  # as editors' roots
-
-    return str(discover_root(Path.cwd()))
-
-
 def _request(cmd: str, **fields: Any) -> dict[str, Any]:
     from shadowtab.daemon.client import request
 
@@ -126,7 +115,7 @@ def _call(cmd: str, args: argparse.Namespace, **fields: Any) -> tuple[int, dict[
     from shadowtab.daemon.client import ControlError, DaemonNotRunning
 
     try:
-        return EXIT_OK, _request(cmd, root=_root_arg(args), **fields)
+        return EXIT_OK, _request(cmd, root=root_argument(args), **fields)
     except DaemonNotRunning as exc:
         print(f"shadowtab: {exc} (start it with `shadowtab daemon start`)", file=sys.stderr)
         return EXIT_USAGE, None
@@ -211,7 +200,7 @@ def _warn_if_shadow_pending(args: argparse.Namespace) -> None:
     from shadowtab.daemon.client import ControlError, DaemonNotRunning
 
     try:
-        reply = _request("shadow.pending", root=_root_arg(args))
+        reply = _request("shadow.pending", root=root_argument(args))
     except DaemonNotRunning:
         return
     except (ControlError, ValueError) as exc:

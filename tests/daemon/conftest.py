@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,24 +15,15 @@ from shadowtab.daemon.runtime_files import RuntimeFiles, pid_alive
 
 
 @pytest.fixture
-def daemon_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonEnv]:
-    # Short paths: a unix socket path must fit in 107 bytes.
-    base = Path(tempfile.mkdtemp(prefix="stdmn-", dir="/tmp"))
-    for name in list(os.environ):
-        if name.startswith("SHADOWTAB_"):
-            monkeypatch.delenv(name)
-    for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
-        monkeypatch.setenv(f"SHADOWTAB_{name}_DIR", str(base / sub))
-    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
-    workdir = base / "work"
+def daemon_env(isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonEnv]:
+    workdir = isolated_dirs / "work"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
-    env = DaemonEnv(base=base, workdir=workdir, files=RuntimeFiles.current())
+    env = DaemonEnv(base=isolated_dirs, workdir=workdir, files=RuntimeFiles.current())
     try:
         yield env
     finally:
         _stop_everything(env)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _stop_everything(env: DaemonEnv) -> None:

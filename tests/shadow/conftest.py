@@ -3,9 +3,6 @@ CLI tests, a project with the daemon's dirs of its own (and the daemon stopped a
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,19 +31,11 @@ def workspace(root: Path, journal_dir: Path) -> Iterator[ShadowWorkspace]:
 
 
 @pytest.fixture
-def daemon_dirs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="stsh-", dir="/tmp"))  # short: socket paths
-    for name in list(os.environ):
-        if name.startswith("SHADOWTAB_"):
-            monkeypatch.delenv(name)
-    for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
-        monkeypatch.setenv(f"SHADOWTAB_{name}_DIR", str(base / sub))
-    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
-    project = base / "project"
+def daemon_dirs(isolated_dirs: Path) -> Iterator[Path]:
+    project = isolated_dirs / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     try:
         yield project
     finally:
         stop_daemon()
-        shutil.rmtree(base, ignore_errors=True)
