@@ -45,10 +45,12 @@ class Completion:
 
     Per candidate (aligned with texts, empty when an engine does not report them):
     finish_reasons ("eos": the model's end token, "stop": a stop string, "length":
-    max_tokens, "abandoned": an alternative that left the draft; only eos and stop are
-    complete answers), logprobs (the log-probability
-    of each chosen token) and text_offsets (the text's length after each token, to map
-    characters of the text to the tokens that wrote them)."""
+    max_tokens, "abandoned": an alternative that left the draft, "unsure": stopped before
+    a token less likely than complete()'s min_token_p; only eos and stop are complete
+    answers), logprobs (the log-probability of each chosen token), text_offsets (the
+    text's length after each token, to map characters of the text to the tokens that
+    wrote them) and token_margins (each token's logit minus the best other one's: with
+    its logprob, the top-1/top-2 probability margin; see token_confidence.py)."""
 
     texts: list[str]
     stats: RequestStats
@@ -57,6 +59,7 @@ class Completion:
     finish_reasons: list[str] = field(default_factory=list)
     logprobs: list[list[float]] = field(default_factory=list)
     text_offsets: list[list[int]] = field(default_factory=list)
+    token_margins: list[list[float]] = field(default_factory=list)
 
 
 @dataclass
@@ -84,7 +87,12 @@ class Engine(Protocol):
         stop: Sequence[str] = (),
         n: int = 1,
         cancel: threading.Event | None = None,
-    ) -> Completion: ...
+        min_token_p: float = 0.0,
+    ) -> Completion:
+        """`min_token_p`: decoding stops before the first token whose probability is
+        below it (finish reason "unsure"); an engine that gets no probabilities from
+        its model ignores it (its candidates carry no logprobs)."""
+        ...
 
     def complete_stream(
         self,
@@ -154,7 +162,13 @@ class RequestLimits:
     max_candidates: int
 
 
-def check_request(limits: RequestLimits, max_tokens: int, n: int, draft: str | None = None) -> None:
+def check_request(
+    limits: RequestLimits,
+    max_tokens: int,
+    n: int,
+    draft: str | None = None,
+    min_token_p: float = 0.0,
+) -> None:
     if not isinstance(max_tokens, int) or max_tokens < 1:
         raise EngineError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     if max_tokens > limits.n_ctx - MIN_PROMPT_ROOM:
@@ -165,6 +179,10 @@ def check_request(limits: RequestLimits, max_tokens: int, n: int, draft: str | N
         raise EngineError(f"n must be between 1 and {limits.max_candidates}, got {n!r}")
     if draft is not None and not draft:
         raise EngineError("empty draft: rewrite() needs the original text (use complete())")
+    if isinstance(min_token_p, bool) or not isinstance(min_token_p, int | float):
+        raise EngineError(f"min_token_p must be a number from 0 to 1, got {min_token_p!r}")
+    if not 0.0 <= min_token_p <= 1.0:
+        raise EngineError(f"min_token_p must be from 0 to 1, got {min_token_p!r}")
 
 
 def truncate_prompt(tokens: list[int], limit: int, keep_first: bool) -> tuple[list[int], int]:

@@ -167,9 +167,10 @@ class LocalEngine:
         stop: Sequence[str] = (),
         n: int = 1,
         cancel: threading.Event | None = None,
+        min_token_p: float = 0.0,
     ) -> Completion:
-        check_request(self._limits(), max_tokens, n)
-        return self._generate(prompt, None, max_tokens, stop, n, cancel, None)
+        check_request(self._limits(), max_tokens, n, min_token_p=min_token_p)
+        return self._generate(prompt, None, max_tokens, stop, n, cancel, None, min_token_p)
 
     def complete_stream(
         self,
@@ -291,6 +292,7 @@ class LocalEngine:
         n: int,
         cancel: CancelFlag | None,
         emit: Emit | None,
+        min_token_p: float = 0.0,
     ) -> Completion:
         self._ready()
         with self._gate.real(urgent=draft is None) as turn:
@@ -308,6 +310,7 @@ class LocalEngine:
                 self._tie_seq(),
                 self._draft_policy(),
                 self.alternative_min_p,
+                min_token_p,
             )
             completion = run_generation(
                 runtime,

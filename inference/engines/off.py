@@ -31,6 +31,7 @@ class OffEngine:
         stop: Sequence[str] = (),
         n: int = 1,
         cancel: threading.Event | None = None,
+        min_token_p: float = 0.0,
     ) -> Completion:
         self._fail()
 

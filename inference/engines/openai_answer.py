@@ -11,6 +11,7 @@ and go to the server only once it has shown that it says which one it was (vLLM'
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,10 +47,16 @@ def finish_reason(server_reason: Any, stopped_by: Any, matched_here: bool) -> st
 
 
 class AnswerBuilder:
-    """Feed it the stream's events (or pieces of text); `add` says when to stop reading."""
+    """Feed it the stream's events (or pieces of text); `add` says when to stop reading.
+    `min_token_p`: the answer ends before the first token less likely than it (finish
+    "unsure"; the caller closes the stream, so the server stops decoding too)."""
 
-    def __init__(self, stop: Sequence[str], emit: Emit | None = None) -> None:
+    def __init__(
+        self, stop: Sequence[str], emit: Emit | None = None, min_token_p: float = 0.0
+    ) -> None:
         self._text = TextAssembler(stop, emit)
+        self._min_logprob = math.log(min_token_p) if min_token_p > 0 else -math.inf
+        self._unsure = False
         self._started = time.perf_counter()
         self._stop = tuple(s for s in stop if s)
         self._raw = ""  # the text received, before any stop cut
@@ -79,7 +86,12 @@ class AnswerBuilder:
         before = len(self._raw)
         self._raw += piece
         self.answer.chunks += bool(piece)
-        self._take_logprobs(logprobs, before, len(self._raw))
+        kept = self._take_logprobs(logprobs, before, len(self._raw))
+        if kept < len(self._raw):  # an unsure token: the answer ends before it
+            self._raw = self._raw[:kept]
+            self._unsure = True
+            self._text.add(piece[: kept - before].encode())
+            return True
         return self._text.add(piece.encode())
 
     def mark_length(self) -> None:
@@ -89,8 +101,10 @@ class AnswerBuilder:
     def finish(self) -> Answer:
         answer = self.answer
         answer.text = self._text.finish()
-        answer.finish_reason = finish_reason(
-            self._server_reason, self._stopped_by, self._text.stopped
+        answer.finish_reason = (
+            "unsure"
+            if self._unsure and not self._text.stopped
+            else finish_reason(self._server_reason, self._stopped_by, self._text.stopped)
         )
         if not self._usable_logprobs or len(answer.logprobs) != len(answer.offsets):
             answer.logprobs, answer.offsets = [], []
@@ -104,23 +118,27 @@ class AnswerBuilder:
             if key in event:
                 self.answer.usage.setdefault(key, event[key])
 
-    def _take_logprobs(self, logprobs: Any, before: int, after: int) -> None:
+    def _take_logprobs(self, logprobs: Any, before: int, after: int) -> int:
         """The chunk's tokens end where their strings say, the last one where the chunk's
-        text ends (a token string may be a partial character or spelled as bytes)."""
+        text ends (a token string may be a partial character or spelled as bytes).
+        Returns where the text kept ends: before the first unsure token, else `after`."""
         tokens = logprobs.get("tokens") if isinstance(logprobs, dict) else None
         values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
         if not isinstance(tokens, list) or not isinstance(values, list) or not values:
             self._usable_logprobs = self._usable_logprobs and before == after
-            return
+            return after
         if len(tokens) != len(values) or not all(isinstance(v, int | float) for v in values):
             self._usable_logprobs = False
-            return
+            return after
         end = before
         for index, (token, value) in enumerate(zip(tokens, values, strict=True)):
+            if self._usable_logprobs and float(value) < self._min_logprob:
+                return end
             last = index == len(tokens) - 1
             end = after if last else min(after, end + len(str(token)))
             self.answer.logprobs.append(float(value))
             self.answer.offsets.append(end)
+        return after
 
     def _cut_tokens(self, length: int) -> None:
         """After a stop cut here: keep the tokens up to the one that completed the stop

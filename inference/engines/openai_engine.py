@@ -11,6 +11,7 @@ predictor's confidence): see openai_answer.py."""
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -126,13 +127,17 @@ class OpenAIEngine:
         stop: Sequence[str] = (),
         n: int = 1,
         cancel: threading.Event | None = None,
+        min_token_p: float = 0.0,
     ) -> Completion:
-        self._check(prompt, max_tokens, n)
+        """`min_token_p` needs the server's logprobs: where it refuses them the answer
+        is not cut and carries none (the caller sees it has no probabilities)."""
+        self._check(prompt, max_tokens, n, min_token_p=min_token_p)
         if n > 1:
             return self._call_completion(
-                lambda flag: self._candidates(prompt, max_tokens, stop, n, flag), cancel
+                lambda flag: self._candidates(prompt, max_tokens, stop, n, flag, min_token_p),
+                cancel,
             )
-        request = self._request(prompt, max_tokens, stop, None)
+        request = self._request(prompt, max_tokens, stop, None, min_token_p=min_token_p)
         return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
 
     def complete_stream(
@@ -204,10 +209,18 @@ class OpenAIEngine:
 
     # requests
 
-    def _check(self, prompt: str, max_tokens: int, n: int, draft: str | None = None) -> None:
+    def _check(
+        self,
+        prompt: str,
+        max_tokens: int,
+        n: int,
+        draft: str | None = None,
+        min_token_p: float = 0.0,
+    ) -> None:
         if self._state != "ready":
             raise EngineNotReady(f"the engine is not ready (engine state: {self._state})")
-        check_request(RequestLimits(self.n_ctx, MAX_CANDIDATES), max_tokens, n, draft=draft)
+        limits = RequestLimits(self.n_ctx, MAX_CANDIDATES)
+        check_request(limits, max_tokens, n, draft=draft, min_token_p=min_token_p)
         _check_prompt(prompt)
 
     def _request(
@@ -217,6 +230,7 @@ class OpenAIEngine:
         stop: Sequence[str],
         draft: str | None,
         logprobs: bool = True,
+        min_token_p: float = 0.0,
     ) -> _Request:
         body: dict[str, Any] = {
             "model": self.model,
@@ -237,26 +251,35 @@ class OpenAIEngine:
             body["logprobs"] = 1  # the chosen token's log-probability: the confidence
         if draft is not None and self.options.send_prediction:
             body["prediction"] = {"type": "content", "content": draft}
-        return _Request(body, stops)
+        return _Request(body, stops, min_token_p)
 
     def _completion(self, request: _Request, flag: CancelFlag, emit: Emit | None) -> Completion:
         answer, seconds = self._timed(lambda: self._collect(request, flag, emit))
         return as_completion([answer], self._stats(answer, seconds))
 
     def _candidates(
-        self, prompt: str, max_tokens: int, stop: Sequence[str], n: int, flag: CancelFlag
+        self,
+        prompt: str,
+        max_tokens: int,
+        stop: Sequence[str],
+        n: int,
+        flag: CancelFlag,
+        min_token_p: float = 0.0,
     ) -> Completion:
         """Best first; then the next most likely first tokens, each continued greedily
         (the server's prefix cache holds the prompt, so each costs little prefill)."""
-        best, seconds = self._timed(
-            lambda: self._collect(self._request(prompt, max_tokens, stop, None), flag, None)
-        )
+        first = self._request(prompt, max_tokens, stop, None, min_token_p=min_token_p)
+        best, seconds = self._timed(lambda: self._collect(first, flag, None))
         stats = self._stats(best, seconds)
         found = [best]
         for token, logprob in self._first_tokens(prompt, n, flag)[1:n]:
-            builder = AnswerBuilder(stop)
+            if math.exp(logprob) < min_token_p:
+                continue  # cut at its first token: nothing to offer
+            builder = AnswerBuilder(stop, min_token_p=min_token_p)
             if not builder.add_piece(token, _one_logprob(token, logprob)) and max_tokens > 1:
-                request = self._request(prompt + token, max_tokens - 1, stop, None)
+                request = self._request(
+                    prompt + token, max_tokens - 1, stop, None, min_token_p=min_token_p
+                )
                 self._collect(request, flag, None, builder)
             elif max_tokens == 1:
                 builder.mark_length()
@@ -289,7 +312,7 @@ class OpenAIEngine:
         yet (no emit, no text fed in before; greedy decoding gives the same answer)."""
         attempt = 0
         while True:
-            fresh = AnswerBuilder(request.stop, emit)
+            fresh = AnswerBuilder(request.stop, emit, request.min_token_p)
             try:
                 return self._collect_once(request, flag, builder or fresh)
             except ServerError as exc:
@@ -354,6 +377,7 @@ class OpenAIEngine:
 class _Request:
     body: dict[str, Any]
     stop: tuple[str, ...]  # matched on the streamed text whether or not the server has them
+    min_token_p: float = 0.0  # the answer ends before a less likely token (AnswerBuilder)
 
 
 def _one_logprob(token: str, logprob: float) -> dict[str, Any]:

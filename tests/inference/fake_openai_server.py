@@ -28,6 +28,7 @@ class Script:
     event_gap_s: float = 0.0
     refuse_field: str | None = None  # HTTP 400 naming this field when a body has it
     pieces: list[str] = field(default_factory=lambda: ["hel", "lo", " world"])
+    piece_logprobs: list[float] | None = None  # each piece's; None: -0.5 each
     report_stop: bool = False  # vLLM-style: honour `stop`, say which one in stop_reason
     usage: dict[str, Any] | None = None
     bodies: list[dict[str, Any]] = field(default_factory=list)  # completions received
@@ -92,7 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 choice: dict[str, Any] = {"index": 0, "text": piece, "finish_reason": None}
                 if body.get("logprobs") is not None:
-                    choice["logprobs"] = {"tokens": [piece], "token_logprobs": [-0.5]}
+                    value = script.piece_logprobs[index] if script.piece_logprobs else -0.5
+                    choice["logprobs"] = {"tokens": [piece], "token_logprobs": [value]}
                 self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
                 self.wfile.flush()
                 time.sleep(script.event_gap_s)

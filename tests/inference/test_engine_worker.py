@@ -55,6 +55,15 @@ def test_complete_equals_the_inline_engine(
     assert remote.stats.generated_tokens == local.stats.generated_tokens
 
 
+def test_the_token_cut_crosses_the_process_boundary(
+    worker: WorkerEngine, inline: LlamaCppEngine
+) -> None:
+    remote = worker.complete(FIB, max_tokens=24, min_token_p=0.6)
+    local = inline.complete(FIB, max_tokens=24, min_token_p=0.6)
+    assert remote.texts == local.texts and remote.finish_reasons == local.finish_reasons
+    assert remote.logprobs == local.logprobs and remote.token_margins == local.token_margins
+
+
 def test_rewrite_equals_the_inline_engine(worker: WorkerEngine, inline: LlamaCppEngine) -> None:
     prompt = "Rewrite the code with better names.\n" + SORT
     for speculative in (True, False):

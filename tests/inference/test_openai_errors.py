@@ -215,3 +215,30 @@ def test_bad_requests_fail_before_any_http() -> None:
             engine.complete("p", 8, n=9)
         assert script.bodies == []
         engine.close()
+
+
+def test_min_token_p_ends_the_answer_before_the_first_unsure_token() -> None:
+    """Ghost text's cut on a server: the stream is closed at the first token less
+    likely than min_token_p, and the answer keeps what came before it."""
+    script = Script(pieces=["x = ", "compute", "(a)"], piece_logprobs=[-0.01, -0.05, -1.5])
+    with fake_server(script) as url:
+        engine = engine_for(url)
+        result = engine.complete("p", 8, min_token_p=0.5)
+        assert result.texts == ["x = compute"] and result.finish_reasons == ["unsure"]
+        assert len(result.logprobs[0]) == 2 and result.text_offsets == [[4, 11]]
+        assert engine.complete("p", 8).texts == ["x = compute(a)"]  # no cut by default
+        engine.close()
+
+
+def test_min_token_p_without_logprobs_leaves_the_answer_uncut() -> None:
+    """A server that refuses logprobs: nothing to cut by, and the answer says it carries
+    no probabilities (empty logprobs) rather than pretending it is sure."""
+    script = Script(refuse_field="logprobs", piece_logprobs=[-3.0, -3.0, -3.0])
+    with fake_server(script) as url:
+        engine = engine_for(url)
+        result = engine.complete("p", 8, min_token_p=0.9)
+        assert result.texts == ["hello world"] and result.logprobs == [[]]
+        assert result.finish_reasons != ["unsure"]
+        with pytest.raises(EngineError, match="min_token_p"):
+            engine.complete("p", 8, min_token_p=1.5)
+        engine.close()

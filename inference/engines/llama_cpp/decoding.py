@@ -4,6 +4,7 @@ preemption)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -76,6 +77,13 @@ def top2_margin(row: Logits) -> float:
     return float(top2[1] - top2[0])
 
 
+def gap_of(row: Logits, token: int) -> float:
+    """The token's logit minus the best other one's (negative for a token that was not
+    the model's first choice, such as an alternative's forced first token)."""
+    other = max(row[:token].max(initial=-np.inf), row[token + 1 :].max(initial=-np.inf))
+    return float(row[token] - other)
+
+
 def top2_gaps(rows: Logits, choices: npt.NDArray[np.int64]) -> list[float]:
     """Per row, its top logit minus the runner-up (two max reductions, no sort)."""
     gaps = []
@@ -119,10 +127,12 @@ class TieCheck:
 @dataclass
 class Generation:
     tokens: list[int] = field(default_factory=list)
-    margins: list[float] = field(default_factory=list)
+    margins: list[float] = field(default_factory=list)  # logit gap to the runner-up
     logprobs: list[float] = field(default_factory=list)  # of each kept token
     offsets: list[int] = field(default_factory=list)  # the text's length after each token
-    finish: str = "unknown"  # "eos", "stop" (a stop string), "length", "abandoned"
+    # "eos", "stop" (a stop string), "length", "abandoned", "unsure" (stopped before a
+    # token less likely than the request's min_token_p)
+    finish: str = "unknown"
     text: str = ""
     first_token_at: float | None = None
 
@@ -136,6 +146,7 @@ class TokenSink:
         max_tokens: int,
         text: TextAssembler,
         clock: Callable[[], float],
+        min_token_p: float = 0.0,
     ) -> None:
         self.runtime = runtime
         self.max_tokens = max_tokens
@@ -143,13 +154,20 @@ class TokenSink:
         self.clock = clock
         self.result = Generation()
         self.done = False
+        # below it a token is unsure: generation stops before it (finish "unsure")
+        self.min_logprob = math.log(min_token_p) if min_token_p > 0 else -math.inf
 
     def push(self, token: int, margin: float | None = None, logprob: float | None = None) -> bool:
-        """Add one token; True when generation must stop (the token may not be kept)."""
+        """Add one token; True when generation must stop (the token may not be kept).
+        `margin`: its logit gap to the runner-up; `logprob`: its log-probability."""
         if self.done:
             return True
         if self.result.first_token_at is None:
             self.result.first_token_at = self.clock()
+        if logprob is not None and logprob < self.min_logprob:
+            self.done = True
+            self.result.finish = "unsure"
+            return True
         if self.runtime.is_end_of_generation(token):
             self.done = True
             self.result.finish = "eos"
@@ -200,7 +218,7 @@ def speculative(
     token = branch.token if branch is not None else int(np.argmax(first))
     output = [*prefix, token]
     cursor.advance(0, 0, token, output)
-    if sink.push(token, logprob=log_prob(first, token)):
+    if sink.push(token, gap_of(first, token), log_prob(first, token)):
         return
     idle = 0  # passes in a row that did not move the draft pointer past its furthest spot
     furthest = cursor.pos or 0
@@ -221,8 +239,9 @@ def speculative(
         cursor.advance(verdict.judged, accepted, token, output)
         reached = cursor.pos if cursor.pos is not None else furthest
         idle, furthest = (0, reached) if reached > furthest else (idle + 1, furthest)
-        for kept, logprob in zip([*proposal[:accepted], token], verdict.logprobs, strict=True):
-            if sink.push(kept, logprob=logprob):
+        kept_tokens = [*proposal[:accepted], token]
+        for kept, gap, logprob in zip(kept_tokens, verdict.gaps, verdict.logprobs, strict=True):
+            if sink.push(kept, gap, logprob):
                 return
 
 
@@ -251,6 +270,7 @@ class Verdict:
     accepted: int  # draft tokens kept
     token: int  # the model's token after them
     logprobs: list[float]  # of the kept draft tokens, then of `token`
+    gaps: list[float]  # their logit gaps to the runner-up
     judged: int  # draft tokens the pass judged (fewer when a re-decision cut it short)
 
 
@@ -270,7 +290,7 @@ def _verify(
     run = _agreeing_run(proposal, choices)
     used = run + 1
     logprobs = [log_prob(rows[j], int(choices[j])) for j in range(used)]
-    gaps = top2_gaps(rows[:used], choices[:used]) if ties is not None else []
+    gaps = top2_gaps(rows[:used], choices[:used])
     # everything needed from `rows` is read: a re-decision's decode may overwrite them
     for j, gap in enumerate(gaps):
         if ties is None or gap >= ties.margin:
@@ -281,8 +301,10 @@ def _verify(
             stats.near_tie_flips += 1
             ties.flip_gaps.append(gap)
             agrees = j < len(proposal) and choice == proposal[j]
-            return Verdict(j, choice, [*logprobs[:j], logprob], j if agrees else len(proposal))
-    return Verdict(run, int(choices[run]), logprobs, len(proposal))
+            judged = j if agrees else len(proposal)
+            # the re-decided token's gap is not known: the batch's, a near tie, stands in
+            return Verdict(j, choice, [*logprobs[:j], logprob], gaps[: j + 1], judged)
+    return Verdict(run, int(choices[run]), logprobs, gaps, len(proposal))
 
 
 def _agreeing_run(proposal: Sequence[int], choices: npt.NDArray[np.int64]) -> int:

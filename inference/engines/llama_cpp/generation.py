@@ -19,6 +19,7 @@ from .decoding import (
     SequenceWriter,
     TieCheck,
     TokenSink,
+    gap_of,
     greedy,
     log_prob,
     prefill,
@@ -53,6 +54,8 @@ class GenerationRequest:
     tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (decoding.py)
     policy: DraftPolicy = DRAFT_POLICY  # draft lengths by this engine's pass-cost curve
     alternative_min_p: float = ALTERNATIVE_MIN_P
+    # complete(): stop before the first token less likely than this (0: never)
+    min_token_p: float = 0.0
 
 
 def run_generation(
@@ -81,7 +84,11 @@ def run_generation(
         first = prefill(writer, tokens, request.prefill_chunk)
         stats.evaluated_prompt_tokens = len(tokens) - placement.reused
         sink = TokenSink(
-            runtime, request.max_tokens, TextAssembler(request.stop, request.emit), clock
+            runtime,
+            request.max_tokens,
+            TextAssembler(request.stop, request.emit),
+            clock,
+            request.min_token_p,
         )
         draft = _draft_tokens(runtime, request)
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
@@ -133,6 +140,7 @@ def _completion(found: list[Generation], stats: RequestStats) -> Completion:
         finish_reasons=[g.finish for g in kept],
         logprobs=[g.logprobs for g in kept],
         text_offsets=[g.offsets for g in kept],
+        token_margins=[g.margins for g in kept],
     )
 
 
@@ -176,8 +184,15 @@ def _alternatives(
         runtime.seq_copy(seq, spare, len(prompt))
         writer = SequenceWriter(runtime, spare, prompt, guard)
         try:
-            sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop), lambda: 0.0)
-            if not sink.push(int(token), logprob=log_prob(first, int(token))):
+            sink = TokenSink(
+                runtime,
+                request.max_tokens,
+                TextAssembler(request.stop),
+                lambda: 0.0,
+                request.min_token_p,
+            )
+            first_token = int(token)
+            if not sink.push(first_token, gap_of(first, first_token), log_prob(first, first_token)):
                 greedy(writer, writer.eval([int(token)], [0])[0], sink)
             sink.result.text = sink.text.finish()
             found.append(sink.result)
@@ -190,9 +205,11 @@ def plausible_alternatives(
     row: Logits, chosen: int, request: GenerationRequest, stats: RequestStats
 ) -> list[int]:
     """The n - 1 most likely tokens other than `chosen` whose probability reaches
-    request.alternative_min_p; the others are counted in stats.alternatives_skipped."""
+    request.alternative_min_p (and min_token_p: a first token below it would be cut at
+    once); the others are counted in stats.alternatives_skipped."""
     ranked = [int(t) for t in np.argsort(-row)[: request.n] if int(t) != chosen][: request.n - 1]
-    kept = [t for t in ranked if math.exp(log_prob(row, t)) >= request.alternative_min_p]
+    floor = max(request.alternative_min_p, request.min_token_p)
+    kept = [t for t in ranked if math.exp(log_prob(row, t)) >= floor]
     stats.alternatives_skipped += len(ranked) - len(kept)
     return kept
 
@@ -278,7 +295,8 @@ def _branch(
     writer = SequenceWriter(runtime, seq, [*prompt, *prefix], lambda: None)
     sink = TokenSink(runtime, request.max_tokens, TextAssembler(request.stop), lambda: 0.0)
     for i, kept in enumerate(prefix):  # the shared start, with the best one's logprobs
-        sink.push(kept, logprob=best.logprobs[i] if i < len(best.logprobs) else None)
+        margin = best.margins[i] if i < len(best.margins) else None
+        sink.push(kept, margin, best.logprobs[i] if i < len(best.logprobs) else None)
     if not sink.done:
         branch = Branch(prefix, token)
         speculative(writer, row, draft, sink, stats, request.policy, branch, ties)

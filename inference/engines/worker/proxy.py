@@ -65,8 +65,15 @@ class WorkerEngine:
         stop: Sequence[str] = (),
         n: int = 1,
         cancel: threading.Event | None = None,
+        min_token_p: float = 0.0,
     ) -> Completion:
-        args = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop), "n": n}
+        args = {
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "stop": list(stop),
+            "n": n,
+            "min_token_p": min_token_p,
+        }
         return completion_from_wire(self._call("complete", args, cancel))
 
     def complete_stream(
