@@ -129,7 +129,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
         predictor = EnginePredictor(
-            lambda: engine, settings.next_edit_format, min_confidence=settings.min_confidence
+            lambda: engine,
+            settings.next_edit_format,
+            min_confidence=settings.min_confidence,
+            token_threshold=settings.token_threshold,
         )
         result = predict(predictor, request, args.kind, check)
     except EngineError as exc:

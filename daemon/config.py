@@ -75,6 +75,7 @@ class Settings:
     prediction_wait_s: float = _D["prediction_wait_s"]
     next_edit_format: str = _D["next_edit_format"]
     min_confidence: float = _D["min_confidence"]
+    token_threshold: float = _D["token_threshold"]
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order

@@ -28,6 +28,7 @@ from shadowtab.inference.engines.settings import (
     EngineProcess,
     adapter_formats,
 )
+from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 from shadowtab.shadow_workspace.disk import MAX_DOCUMENT_BYTES
 from shadowtab.shadow_workspace.linting import DEFAULT_LINT_MAX_MB
 
@@ -127,6 +128,16 @@ DAEMON_SETTINGS: tuple[Setting, ...] = (
         "Suggestions the predictor is less sure of than this are not shown.",
         checks.probability,
         "min_confidence",
+    ),
+    Setting(
+        "next_edit.token_threshold",
+        DEFAULT_TOKEN_THRESHOLD,
+        "number from 0 to 1",
+        "Ghost text is cut at the first token the model is less sure of than this, and a "
+        "next edit that writes such a token is not shown (0: no cut). Short suggestions "
+        "are right far more often than long ones.",
+        checks.probability,
+        "token_threshold",
     ),
 )
 SETTINGS: tuple[Setting, ...] = (*ENGINE_SETTINGS, *DAEMON_SETTINGS)

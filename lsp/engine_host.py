@@ -29,8 +29,10 @@ class EngineHost:
         next_edit_format: str = "auto",
         min_confidence: float = 0.0,
         worker_policy: WorkerPolicy | None = None,
+        token_threshold: float | None = None,
     ) -> None:
         self.options = options
+        self.token_threshold = token_threshold  # None: EnginePredictor's default
         self.next_edit_format = next_edit_format
         self.min_confidence = min_confidence
         self.worker_policy = worker_policy
@@ -56,11 +58,15 @@ class EngineHost:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
             from shadowtab.inference.next_edit.propagation_source import PropagationSource
 
+            chosen = (
+                {} if self.token_threshold is None else {"token_threshold": self.token_threshold}
+            )
             self._default_predictor = EnginePredictor(
                 self.get_engine,
                 self.next_edit_format,
                 min_confidence=self.min_confidence,
                 sources=[PropagationSource()],
+                **chosen,
             )
         return self._default_predictor
 

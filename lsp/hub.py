@@ -46,6 +46,7 @@ class HubOptions:
     prediction_wait_s: float = 10.0
     next_edit_format: str = "auto"
     min_confidence: float = 0.0
+    token_threshold: float | None = None  # None: the predictor's default
     worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)
 
 
@@ -61,6 +62,7 @@ class Hub:
             options.next_edit_format,
             options.min_confidence,
             options.worker_policy,
+            options.token_threshold,
         )
         self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()

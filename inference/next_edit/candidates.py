@@ -38,7 +38,9 @@ class Query:
 class Candidate:
     """Edits of the document `path` (the query's file when empty), with the source's
     confidence in [0, 1]. `region`: the span the source rewrote (the model's window),
-    which tells an edit there from a jump elsewhere."""
+    which tells an edit there from a jump elsewhere. A model candidate carries the
+    probability of each token that wrote its change (`token_probs`, and each one's
+    top-1/top-2 margin when known); None: the engine reported no probabilities."""
 
     edits: tuple[TextEdit, ...]
     confidence: float
@@ -46,6 +48,8 @@ class Candidate:
     format: str = ""
     path: str = ""
     region: tuple[int, int] | None = None
+    token_probs: tuple[float, ...] | None = None
+    token_margins: tuple[float, ...] | None = None
 
 
 class CandidateSource(Protocol):

@@ -19,6 +19,7 @@ from .edits import TextEdit
 from .formats.base import unescape
 from .prompts import completion_prompt
 from .rejoin import rejoined, rest_of_line
+from .token_confidence import trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24
@@ -26,7 +27,10 @@ MAX_TOKENS = 24
 
 class CompletionSource:
     """`shared_prompt`: the prompt that begins as the next-edit prompt does (escaped as
-    it is), or None; then the file's own (prompts.completion_prompt)."""
+    it is), or None; then the file's own (prompts.completion_prompt).
+    `token_threshold`: decoding stops before the first token less likely than it (the
+    suggestion is cut there, and so costs only the sure tokens' decode steps); 0: never.
+    """
 
     name = NAME
 
@@ -34,9 +38,11 @@ class CompletionSource:
         self,
         engine_getter: Callable[[], Engine | None],
         shared_prompt: Callable[[Query], str | None] | None = None,
+        token_threshold: float = 0.0,
     ) -> None:
         self._engine_getter = engine_getter
         self._shared_prompt = shared_prompt
+        self.token_threshold = token_threshold
 
     def prompt(self, query: Query) -> str:
         shared = self._shared_prompt(query) if self._shared_prompt is not None else None
@@ -54,20 +60,54 @@ class CompletionSource:
             self.prompt(query),
             MAX_TOKENS,
             stop=["\n"],
-            n=max(1, min(query.n, MAX_CANDIDATES)),
+            n=self._count(query),
             cancel=cancel,
+            min_token_p=self.token_threshold,
         )
         rest = rest_of_line(s.text, s.cursor)
-        reasons = completion.finish_reasons
         found = []
-        for index, generated in enumerate(completion.texts):
-            finished = index < len(reasons) and reasons[index] in ("eos", "stop")
-            text = rejoined(unescape(generated), rest, finished)
-            if text is None or not text.strip():
-                continue
-            score = _mean_probability(completion, index, len(text))
-            found.append(Candidate((TextEdit(s.cursor, s.cursor, text),), score, NAME, NAME))
+        for index in range(len(completion.texts)):
+            candidate = ghost_candidate(completion, index, rest, s.cursor, self.token_threshold)
+            if candidate is not None:
+                found.append(candidate)
         return found
+
+    def _count(self, query: Query) -> int:
+        """Alternatives start with a token other than the model's first choice, so none
+        is above a threshold of 0.5 or more: then one candidate."""
+        if self.token_threshold >= 0.5:
+            return 1
+        return max(1, min(query.n, MAX_CANDIDATES))
+
+
+def ghost_candidate(
+    completion: Completion, index: int, rest: str, cursor: int, threshold: float
+) -> Candidate | None:
+    """Candidate `index` as ghost text before `rest` (the line after the cursor): cut
+    at its first token below `threshold`, re-joined (rejoin.py); None: nothing to show.
+    Without probabilities (an engine that reports none) it is not cut."""
+    generated = completion.texts[index]
+    reasons = completion.finish_reasons
+    reason = reasons[index] if index < len(reasons) else "unknown"
+    trace = trace_of(completion, index)
+    if trace is not None and threshold > 0 and trace.sure_length(threshold) < len(generated):
+        # the engine stops there already; a completion decoded without the cut is cut here
+        generated, reason = generated[: trace.sure_length(threshold)], "unsure"
+    # cut where the model stopped being sure: what it did write is a finished prefix
+    finished = reason in ("eos", "stop", "unsure")
+    text = rejoined(unescape(generated), rest, finished)
+    if text is None or not text.strip():
+        return None
+    score = _mean_probability(completion, index, len(text))
+    kept = trace.upto(len(text)) if trace is not None else None
+    return Candidate(
+        (TextEdit(cursor, cursor, text),),
+        score,
+        NAME,
+        NAME,
+        token_probs=kept.probs if kept is not None else None,
+        token_margins=kept.margins if kept is not None else None,
+    )
 
 
 def _mean_probability(completion: Completion, index: int, length: int) -> float:

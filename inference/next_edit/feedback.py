@@ -1,5 +1,7 @@
 """Feedback counts: how often suggestions were shown, accepted, rejected, typed
-through, and dropped by a filter, per source and format (the hub's status shows them)."""
+through, and dropped by a filter, per source and format (the hub's status shows them).
+"unscored": model suggestions shown without token probabilities (an OpenAI-compatible
+server that refuses `logprobs`), so the token threshold could not cut them."""
 
 from __future__ import annotations
 
@@ -8,7 +10,13 @@ from collections import Counter
 from typing import Any, Literal
 
 Outcome = Literal[
-    "shown", "accepted", "rejected", "typed_through", "dropped_lint", "dropped_reversal"
+    "shown",
+    "accepted",
+    "rejected",
+    "typed_through",
+    "dropped_lint",
+    "dropped_reversal",
+    "unscored",
 ]
 OUTCOMES: tuple[Outcome, ...] = (
     "shown",
@@ -17,6 +25,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     "typed_through",
     "dropped_lint",
     "dropped_reversal",
+    "unscored",
 )
 
 

@@ -10,13 +10,14 @@ from dataclasses import replace
 
 from ..engines.api import Completion, Engine
 from .candidates import MAX_CANDIDATES, Candidate, Query
-from .confidence import confidence
+from .confidence import changed_spans, changed_tokens, confidence
 from .edits import TextEdit, minimal_edits
 from .filters import is_noise
 from .formats import AUTO, Format, choose_format, get_format, stop_strings
 from .formats.base import FinishReason
 from .given_lines import with_lines_given
 from .situation import RenderedPrompt
+from .token_confidence import TokenTrace, trace_of, unsure_change
 
 NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
@@ -30,14 +31,20 @@ _REASONS: dict[str, FinishReason] = {
 
 
 class ModelSource:
-    """`engine_getter` returns None while the model loads: then no candidates."""
+    """`engine_getter` returns None while the model loads: then no candidates.
+    `token_threshold`: a candidate that changes text through a token less likely than it
+    is dropped (0: none is)."""
 
     name = NAME
 
     def __init__(
-        self, engine_getter: Callable[[], Engine | None], format_name: str | None = None
+        self,
+        engine_getter: Callable[[], Engine | None],
+        format_name: str | None = None,
+        token_threshold: float = 0.0,
     ) -> None:
         self._engine_getter = engine_getter
+        self.token_threshold = token_threshold
         self.format_name = format_name  # None / "auto": the loaded adapter's format
         self._chosen: tuple[Engine | None, Format] | None = None
 
@@ -113,13 +120,28 @@ class ModelSource:
             return None
         logprobs = completion.logprobs[index] if index < len(completion.logprobs) else []
         offsets = completion.text_offsets[index] if index < len(completion.text_offsets) else []
+        trace = trace_of(completion, index)
+        probs, margins = _changed_probabilities(body, answer, trace)
+        if trace is not None and unsure_change(body, answer, trace, self.token_threshold):
+            return None
         return Candidate(
             edits,
             confidence(body, answer, logprobs, offsets),
             NAME,
             fmt.name,
             region=(rendered.region_start, rendered.region_end),
+            token_probs=probs,
+            token_margins=margins,
         )
+
+
+def _changed_probabilities(
+    body: str, answer: str, trace: TokenTrace | None
+) -> tuple[tuple[float, ...] | None, tuple[float, ...] | None]:
+    """The probabilities (and margins) of the tokens that wrote the change."""
+    if trace is None:
+        return None, None
+    return trace.picked(changed_tokens(changed_spans(body, answer), trace.offsets))
 
 
 def _deletes_while_typing(edits: tuple[TextEdit, ...], query: Query) -> bool:

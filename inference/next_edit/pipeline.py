@@ -24,6 +24,7 @@ from .typethrough import PredictionMemory
 
 DEFAULT_CANDIDATES = 3
 TYPE_THROUGH = "type-through"
+MODEL_SOURCES = ("model", "completion")  # the sources whose tokens have probabilities
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,23 @@ class NextEditPipeline:
         found = self._found(query, n, cancel)
         ranked = rank(found, text, n, self.min_confidence)
         return [Suggestion(c, kind_of(c, situation)) for c in ranked]
+
+    def typed_through(self, query: Query) -> list[Suggestion]:
+        """The ghost text shown before that the user has typed part of, the rest kept."""
+        s = query.situation
+        kept = self.memory.type_through(s.path, s.text, s.cursor)
+        for candidate in kept:
+            self.feedback.add("typed_through", candidate.source, candidate.format)
+        return [Suggestion(c, "inline") for c in kept[: max(1, min(query.n, MAX_CANDIDATES))]]
+
+    def remembered(self, query: Query) -> list[Suggestion]:
+        """The suggestions of the sources already asked for this state (no source runs)."""
+        s = query.situation
+        found = self.memory.recall(s.path, s.text, s.cursor)
+        if not found:
+            return []
+        ranked = rank(found, s.text, max(1, min(query.n, MAX_CANDIDATES)), self.min_confidence)
+        return [Suggestion(c, kind_of(c, s)) for c in ranked]
 
     def _found(self, query: Query, n: int, cancel: threading.Event | None) -> list[Candidate]:
         """The sources' candidates for this state: remembered, or computed once for
@@ -87,4 +105,7 @@ class NextEditPipeline:
         s = query.situation
         self.memory.show(s.path, s.text, s.cursor, [x.candidate for x in suggestions])
         for suggestion in suggestions:
-            self.feedback.add("shown", suggestion.candidate.source, suggestion.candidate.format)
+            c = suggestion.candidate
+            self.feedback.add("shown", c.source, c.format)
+            if c.token_probs is None and c.source in MODEL_SOURCES:
+                self.feedback.add("unscored", c.source, c.format)

@@ -23,6 +23,7 @@ from .model_source import ModelSource
 from .pipeline import NextEditPipeline, Suggestion
 from .reversal import undoes_user
 from .situation import Situation
+from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 __all__ = [
     "EditCandidate",
@@ -107,8 +108,12 @@ def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
 class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
-    else generic). Ghost text falls back to plain continuation when the rewrite offers
-    none at the cursor. `engine_getter` returns None while the model loads."""
+    else generic). Ghost text has its own fast path: the plain continuation at the
+    cursor, cut at the first token less likely than `token_threshold` (a next edit that
+    changes text through such a token is dropped); the rewrite's ghost text only when
+    the continuation offers none and the rewrite for this state is already known (ghost
+    text never runs or waits for a rewrite). `engine_getter` returns None while the
+    model loads."""
 
     def __init__(
         self,
@@ -116,11 +121,14 @@ class EnginePredictor:
         format_name: str | None = None,
         min_confidence: float = 0.0,
         sources: Sequence[CandidateSource] = (),
+        token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
     ) -> None:
-        self.model = ModelSource(engine_getter, format_name)
+        self.model = ModelSource(engine_getter, format_name, token_threshold)
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
         self._completion = CompletionSource(
-            engine_getter, lambda query: self.model.format.continuation(query.situation)
+            engine_getter,
+            lambda query: self.model.format.continuation(query.situation),
+            token_threshold,
         )
         self._engine_getter = engine_getter
 
@@ -140,9 +148,11 @@ class EnginePredictor:
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[InlineCandidate]:
         query = query_of(request)
-        found = [s for s in self.pipeline.predict(query, cancel) if s.kind == "inline"]
+        found = self.pipeline.typed_through(query)
         if not found:
             found = self._continuations(query, cancel)
+        if not found:
+            found = [s for s in self.pipeline.remembered(query) if s.kind == "inline"]
         self.pipeline.shown(query, found)
         return [
             InlineCandidate(

@@ -302,3 +302,26 @@ def test_bad_engine_settings_name_the_key(
     (workspace / "shadowtab.toml").write_text(f"[engine]\n{line}\n")
     with pytest.raises(ConfigError, match=message):
         load_settings(workspace)
+
+
+def test_the_token_threshold_reaches_the_predictor(
+    config_dirs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """[next_edit] token_threshold: its default is the predictor's own, a file sets it,
+    it reaches the hub's predictor and `daemon status`, and a bad one is named."""
+    from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
+    from shadowtab.lsp.engine_host import EngineHost
+
+    assert Settings().token_threshold == DEFAULT_TOKEN_THRESHOLD
+    workspace = config_dirs[1]
+    (workspace / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0.6\n")
+    settings = load_settings(workspace)
+    assert settings.token_threshold == 0.6 and settings.describe()["token_threshold"] == 0.6
+    options = settings.hub_options(tmp_path / "state", tmp_path / "data")
+    assert options.token_threshold == 0.6
+    host = EngineHost(options.engine, None, token_threshold=options.token_threshold)
+    predictor = host.predictor
+    assert predictor is not None and predictor.model.token_threshold == 0.6  # type: ignore[attr-defined]
+    (workspace / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 1.2\n")
+    with pytest.raises(ConfigError, match=r"'next_edit\.token_threshold': expected a number"):
+        load_settings(workspace)

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.events import Edit
-from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
+from shadowtab.inference.next_edit.predictor import (
+    EnginePredictor,
+    PredictionRequest,
+    query_of,
+)
 
 OLD = "def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n"
 # A comment half typed where the model's likeliest words go on (after "# square " its
@@ -18,7 +22,9 @@ EVENTS = [Edit("a.py", 0.0, AT, "    return w * h", ""), Edit("a.py", 0.2, AT, "
 
 
 def test_next_edits_are_valid_and_never_undo_the_typing(engine: LlamaCppEngine) -> None:
-    predictor = EnginePredictor(lambda: engine)
+    """Without the token cut (threshold 0) ghost text is offered; with it, only what the
+    model is sure of (see test_ghost_text_is_only_what_the_model_is_sure_of)."""
+    predictor = EnginePredictor(lambda: engine, token_threshold=0.0)
     request = PredictionRequest("a.py", "python", TEXT, AT + len(TYPED), EVENTS, 2)
     for candidate in predictor.next_edit(request):
         assert 0 <= candidate.start <= candidate.end <= len(TEXT)
@@ -30,3 +36,21 @@ def test_next_edits_are_valid_and_never_undo_the_typing(engine: LlamaCppEngine) 
     assert all(c.text.strip() and c.source in ("model", "completion") for c in inline)
     counts = predictor.feedback.to_dict()
     assert sum(row["shown"] for row in counts.values()) >= len(inline)
+
+
+def test_ghost_text_is_only_what_the_model_is_sure_of(engine: LlamaCppEngine) -> None:
+    """A line that repeats the two above it: the model is sure of the call, not of its
+    new arguments. With the default threshold the ghost text is the sure part alone,
+    every token at least that likely, a prefix of the uncut continuation."""
+    text = OLD + "print(area(4, 5))\nprint(\n"
+    cursor = text.index("print(\n") + len("print(")
+    events = [Edit("a.py", 0.0, cursor - len("print("), "", "print(")]
+    request = PredictionRequest("a.py", "python", text, cursor, events, 1)
+    sure = EnginePredictor(lambda: engine)
+    uncut = EnginePredictor(lambda: engine, token_threshold=0.0)
+    threshold = sure.model.token_threshold
+    (ghost,) = sure.inline(request)
+    (whole,) = uncut.inline(request)
+    assert ghost.text == "area(" and whole.text.startswith("area(") and len(whole.text) > 5
+    (candidate,) = [s.candidate for s in sure._continuations(query_of(request), None)]
+    assert candidate.token_probs is not None and min(candidate.token_probs) >= threshold
