@@ -52,6 +52,14 @@ def judge(
     )
 
 
+def judge_line(rest: str, cursor: int, start: int, end: int, new_text: str) -> Verdict:
+    """Line completion: correct when the suggestion inserts, at the cursor, a non-empty
+    prefix of the line's rest (nothing else changed); it saves what it writes."""
+    correct = start == end == cursor and bool(new_text) and rest.startswith(new_text)
+    saved = len(new_text) if correct else 0
+    return Verdict(correct, correct and new_text == rest, saved, correct)
+
+
 def _trim_common(*texts: str) -> tuple[str, ...]:
     """The texts without the prefix and suffix they all share: distances unchanged,
     the work proportional to what differs, not to the file."""

@@ -4,6 +4,10 @@
   first part of the new text, stopping where people pause (after `,;:([{` or a space,
   else at the end of a word); the rest is to be predicted.
 - next hunk: the first hunk is done; the others are to be predicted.
+- line: a line the commit wrote, as a person writes it: the file (the commit's text)
+  opened with that line's content gone (its indentation kept), the first part of the
+  line typed key by key, cut at a pause; the rest of the line is to be predicted, and
+  only ghost text is asked (line completion: item 5 of issue 26).
 
 Hunks are `git diff -U0` ranges, `[old_start, old_len, new_start, new_len]`, 1-based;
 a length of 0 means the hunk sits after line `start` (a pure insertion or deletion).
@@ -13,12 +17,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-Mode = Literal["typing", "next_hunk"]
-MODES: tuple[Mode, ...] = ("typing", "next_hunk")
+Mode = Literal["typing", "next_hunk", "line"]
+MODES: tuple[Mode, ...] = ("typing", "next_hunk", "line")
 MIN_TYPED_STRETCH = 6  # non-space characters of new text: less is not worth predicting
+MIN_LINE_CONTENT = 12  # a line mode case's line has at least this many non-space characters
 PAUSE_AFTER = ",;:([{ "
 TYPED_SHARE = (0.2, 0.6)  # the cut falls in this share of the new stretch
 
@@ -137,9 +142,41 @@ def _case(
     )
 
 
+def line_case(record: dict[str, Any]) -> Case | None:
+    """The first line the commit wrote with enough content, typed up to a pause."""
+    after = record["after"]
+    lines = after.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    for _, _, new_start, new_len in record["hunks"]:
+        for index in range(new_start - 1, new_start - 1 + new_len):
+            if not 0 <= index < len(lines):
+                continue
+            line = lines[index].rstrip("\r\n")
+            content = line.lstrip()
+            if len("".join(content.split())) < MIN_LINE_CONTENT:
+                continue
+            begin = starts[index] + len(line) - len(content)
+            opened = after[:begin] + after[begin + len(content) :]
+            cut = _pause_point(content, record["commit"])
+            steps = [Step(begin + i, begin + i, ch) for i, ch in enumerate(content[:cut])]
+            current = after[:begin] + content[:cut] + after[begin + len(content) :]
+            case = _case(record, "line", steps, current, begin + cut, (after,))
+            return replace(case, opened=opened)
+    return None
+
+
+def line_rest(case: Case) -> str:
+    """What is left of the line to write at the case's cursor (line mode)."""
+    end = case.target.find("\n", case.cursor)
+    rest = case.target[case.cursor : len(case.target) if end < 0 else end]
+    return rest.rstrip("\r")
+
+
 def cases(records: Sequence[dict[str, Any]], mode: Mode, count: int) -> list[Case]:
     chosen: list[Case] = []
-    make = typing_case if mode == "typing" else next_hunk_case
+    make = {"typing": typing_case, "next_hunk": next_hunk_case, "line": line_case}[mode]
     for record in records:
         if len(chosen) >= count:
             break

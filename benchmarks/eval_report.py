@@ -31,6 +31,7 @@ class Observation:
     reuse: tuple[int, int] | None  # (prompt tokens, of them reused) during the request
     error: str | None = None
     direct: bool = False  # computed in-process, not asked of the server
+    remaining: int | None = None  # line mode: characters of the line left to write
 
 
 def mode_lines(
@@ -67,6 +68,10 @@ def _line(
         "errors": sum(o.error is not None for o in found),
         **header,
     }
+    remaining = sum(o.remaining for o in found if o.remaining is not None)
+    if remaining:  # line mode: the share of the lines' remaining characters saved
+        line["chars_remaining"] = remaining
+        line["chars_saved_share"] = round(line["chars_saved"] / remaining, 3)
     if any(o.direct for o in found):
         line["computed"] = "in-process (not served by the predictor yet)"
     return line

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from edit_scoring import apply_edit, judge
-from eval_cases import Case
+from edit_scoring import apply_edit, judge, judge_line
+from eval_cases import Case, line_rest
 from eval_lsp import LspClient, change_params, connect, initialize_params, offset_of, position
 from eval_report import Observation, Suggestion
 from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
@@ -28,6 +28,7 @@ class Variant:
     adapter: str | None
     format: str | None
     min_confidence: float = 0.0
+    token_threshold: float | None = None  # [next_edit] token_threshold; None: the default
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ def variants(
     threads: int,
     min_confidence: float = 0.0,
     engine: dict[str, Any] | None = None,
+    token_threshold: float | None = None,
 ) -> list[Variant]:
     """Every adapter x format asked for, each on the same cases (side by side).
     adapter: "default" (the packaged one), "none" or a GGUF path; format: a registered
@@ -55,7 +57,7 @@ def variants(
             if model:
                 options["model_path"] = model
             options["adapter"] = adapter
-            chosen.append(Variant(options, adapter, fmt, min_confidence))
+            chosen.append(Variant(options, adapter, fmt, min_confidence, token_threshold))
     return chosen
 
 
@@ -76,6 +78,10 @@ async def start_hub(
     options = {**variant.options, "kind": "off"} if predictor is not None else variant.options
     engine = EngineOptions(**options, data_dir=data_dir)
     linters = dict(DEFAULT_LINTERS)
+    # only when asked for: the evaluation also runs against code without the setting
+    chosen: dict[str, Any] = {}
+    if variant.token_threshold is not None:
+        chosen["token_threshold"] = variant.token_threshold
     hub = Hub(
         HubOptions(
             state_dir=scratch / "state",
@@ -84,6 +90,7 @@ async def start_hub(
             predictor=predictor,
             next_edit_format=variant.format or "auto",
             min_confidence=variant.min_confidence,
+            **chosen,
         )
     )
     await hub.start()
@@ -106,6 +113,9 @@ async def start_hub(
         "adapter": Path(str(stats["adapter"])).name if stats.get("adapter") else None,
         "adapter_error": stats.get("adapter_error"),
         "format": model_source.format.name if model_source is not None else None,
+        "token_threshold": getattr(
+            getattr(hub.predictor, "_completion", None), "token_threshold", None
+        ),
     }
     return hub, client, described
 
@@ -126,6 +136,10 @@ class CaseRunner:
         await asyncio.sleep(self.pauses.after_open_s)
         version = await self._type(uri, case)
         await asyncio.sleep(self.pauses.before_ask_s)
+        if case.mode == "line":  # line completion: ghost text alone, as VS Code asks it
+            ghost = await self._inline(uri, case)
+            self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            return {"ghost_text": replace(ghost, remaining=len(line_rest(case)))}
         observed = {
             "ghost_text": await self._inline(uri, case),
             "next_edit": await self._next_edit(uri, version, case),
@@ -235,8 +249,11 @@ def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
 def _judged(
     case: Case, start: int, end: int, text: str, confidence: Any, source: Any = None
 ) -> Suggestion:
-    applied = apply_edit(case.current, start, end, text)
-    verdict = judge(case.current, applied, case.target, case.exact_texts, start + len(text))
+    if case.mode == "line":
+        verdict = judge_line(line_rest(case), case.cursor, start, end, text)
+    else:
+        applied = apply_edit(case.current, start, end, text)
+        verdict = judge(case.current, applied, case.target, case.exact_texts, start + len(text))
     return Suggestion(
         verdict=verdict,
         confidence=float(confidence) if isinstance(confidence, int | float) else None,

@@ -4,13 +4,21 @@ language server, as an editor would, and scores what it suggests against the com
     python benchmarks/next_edit_eval.py [--corpus DIR] [--split heldout|dev|train]
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
+        [--modes typing next_hunk line] [--token-threshold X]
 
 Modes (benchmarks/eval_cases.py): `typing` (the old text of a hunk's changed stretch
-deleted, the first part of the new text typed, cut at a pause; predict the rest) and
-`next_hunk` (the first hunk done; predict the others). Per case the editor opens the
-file, pauses (--open-pause), sends the edit as didChange events (one per keystroke in
-typing mode), pauses (--type-pause), then asks textDocument/inlineCompletion and
-shadowtab/nextEdit of an in-process Hub session over real LSP framing.
+deleted, the first part of the new text typed, cut at a pause; predict the rest),
+`next_hunk` (the first hunk done; predict the others) and `line` (line completion: a
+line the commit wrote, its first part typed into the file that lacks it; ghost text
+only). Per case the editor opens the file, pauses (--open-pause), sends the edit as
+didChange events (one per keystroke in typing and line mode), pauses (--type-pause),
+then asks textDocument/inlineCompletion and (not in line mode) shadowtab/nextEdit of an
+in-process Hub session over real LSP framing. For the daemon's defaults pass
+`--weights auto --merge-adapter`.
+
+Line mode is scored on its own terms: correct when the ghost text is a non-empty prefix
+of the rest of the line (inserted at the cursor); chars_saved_share is the share of the
+lines' remaining characters the correct ones wrote.
 
 Scoring (benchmarks/edit_scoring.py), of each source's best suggestion: correct when the
 text it produces lies on a shortest insert/delete path from the current text to the
@@ -88,6 +96,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--min-confidence", type=float, default=0.0, help="the predictor's threshold"
     )
+    parser.add_argument(
+        "--token-threshold",
+        type=float,
+        help="[next_edit] token_threshold (default: the predictor's; 0: no cut)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--weights", help="engine.weights (default: EngineOptions', q8_0; the daemon's: auto)"
@@ -164,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
             {"weights": args.weights} if args.weights else {}
         )
         chosen = variants(
-            args.model, args.adapter, args.format, args.threads, args.min_confidence, engine
+            args.model,
+            args.adapter,
+            args.format,
+            args.threads,
+            args.min_confidence,
+            engine,
+            args.token_threshold,
         )
     except ValueError as exc:
         print(f"next_edit_eval: {exc}", file=sys.stderr)

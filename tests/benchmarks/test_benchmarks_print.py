@@ -44,15 +44,22 @@ REDUCED_RUNS = {
     "next_edit_eval.py": (["--quick"], "precision"),
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),
+    "ghost_confidence.py": (["--cases", "3", "--typing-cases", "1"], "chosen_threshold"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
     # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py
     "vs_llama_server.py": (["--quick"], "benchmark"),
 }
-NEEDS_CORPUS = {"next_edit_eval.py", "ghost_rejoin.py", "ghost_partial_rewrite.py"}
+NEEDS_CORPUS = {
+    "next_edit_eval.py",
+    "ghost_rejoin.py",
+    "ghost_partial_rewrite.py",
+    "ghost_confidence.py",
+}
 # Scripts that print one line per part measured, and how many.
-# next_edit_eval: typing x (ghost text, next edit) + next hunk x 3; engines: one per engine
-LINE_COUNTS = {"next_edit_eval.py": 5, "engines.py": 2}
+# next_edit_eval: typing x (ghost text, next edit) + next hunk x 3 + line (ghost text);
+# engines: one per engine
+LINE_COUNTS = {"next_edit_eval.py": 6, "engines.py": 2}
 
 
 def edit_corpus() -> Path:

@@ -11,7 +11,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import corpus_split  # noqa: E402
 import eval_cases  # noqa: E402
-from edit_scoring import Verdict, judge  # noqa: E402
+from edit_scoring import Verdict, judge, judge_line  # noqa: E402
 from eval_dump import case_record, remaining_change  # noqa: E402
 from eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
 
@@ -158,3 +158,42 @@ async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     assert offered["text"] == rest_of_line and offered["at"] == 0 and offered["correct"]
     assert record["remaining"]["new"].startswith(rest_of_line)
     assert observed["ghost_text"].error is None and observed["next_edit"].error is None
+
+
+def test_line_case_types_the_first_part_of_a_line_the_commit_wrote() -> None:
+    case = eval_cases.line_case(RECORD)
+    assert case is not None and case.mode == "line"
+    text = case.opened
+    assert "def f(a, scale):" not in text and text.startswith("\n    return a * scale")
+    for step in case.steps:
+        assert step.start == step.end and len(step.new_text) == 1  # one key a step
+        text = text[: step.start] + step.new_text + text[step.end :]
+    assert text == case.current and case.target == AFTER
+    rest = eval_cases.line_rest(case)
+    assert case.current[: case.cursor] + rest == "def f(a, scale):"
+    assert rest and case.cursor > 0
+    short = {**RECORD, "after": "x = 1\n", "hunks": [[1, 1, 1, 1]]}
+    assert eval_cases.line_case(short) is None  # too little to type
+
+
+def test_line_completion_is_correct_only_as_a_prefix_of_the_rest() -> None:
+    rest, at = "scale):", 10
+    assert judge_line(rest, at, at, at, "scale") == Verdict(True, False, 5, True)
+    assert judge_line(rest, at, at, at, rest).exact
+    assert not judge_line(rest, at, at, at, "scale, x").correct
+    assert not judge_line(rest, at, at, at, "").correct  # nothing shown is not correct
+    assert not judge_line(rest, at, at - 1, at, "scale").correct  # replaces a character
+    assert not judge_line(rest, at, at, at, "scale):\n    pass").correct  # a second line
+
+
+def test_line_mode_reports_the_share_of_characters_saved() -> None:
+    right = Suggestion(Verdict(True, False, 6, True), None, None)
+    wrong = Suggestion(Verdict(False, False, 0, False), None, None)
+    found = [
+        Observation([right], 0.2, None, remaining=20),
+        Observation([wrong], 0.4, None, remaining=10),
+        Observation([], 0.3, None, remaining=10),
+    ]
+    (line,) = mode_lines("line", {"ghost_text": found}, {})
+    assert (line["shown"], line["correct"], line["precision"]) == (2, 1, 0.5)
+    assert line["chars_saved_share"] == 0.15 and line["latency_p50_ms"] == 300.0
