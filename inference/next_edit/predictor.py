@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ..engines.api import Engine
+from . import repetition
 from .candidates import CandidateSource, Query, merged, rank
 from .completion_source import CompletionSource
 from .events import Edit, edit_context
@@ -110,10 +111,10 @@ class EnginePredictor:
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
     else generic). Ghost text has its own fast path: the plain continuation at the
     cursor, cut at the first token less likely than `token_threshold` (a next edit that
-    changes text through such a token is dropped); the rewrite's ghost text only when
-    the continuation offers none and the rewrite for this state is already known (ghost
-    text never runs or waits for a rewrite). `engine_getter` returns None while the
-    model loads."""
+    changes text through such a token is dropped); where it has nothing sure, the open
+    files' own continuation (repetition.py, `use_repetition`); then the rewrite's ghost
+    text when the rewrite for this state is already known (ghost text never runs or
+    waits for a rewrite). `engine_getter` returns None while the model loads."""
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class EnginePredictor:
         min_confidence: float = 0.0,
         sources: Sequence[CandidateSource] = (),
         token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
+        use_repetition: bool = True,
     ) -> None:
         self.model = ModelSource(engine_getter, format_name, token_threshold)
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
@@ -131,6 +133,7 @@ class EnginePredictor:
             token_threshold,
         )
         self._engine_getter = engine_getter
+        self.use_repetition = use_repetition
 
     @property
     def feedback(self) -> FeedbackCounts:
@@ -151,6 +154,8 @@ class EnginePredictor:
         found = self.pipeline.typed_through(query)
         if not found:
             found = self._continuations(query, cancel)
+        if not found and self.use_repetition:
+            found = self._repetition(query)
         if not found:
             found = [s for s in self.pipeline.remembered(query) if s.kind == "inline"]
         self.pipeline.shown(query, found)
@@ -172,6 +177,13 @@ class EnginePredictor:
         ]
         ranked = rank(found, query.situation.text, query.n, self.pipeline.min_confidence)
         return [Suggestion(c, "inline") for c in ranked]
+
+    def _repetition(self, query: Query) -> list[Suggestion]:
+        """The open files' own continuation, when the model has nothing sure."""
+        found = repetition.candidate(query)
+        if found is None or undoes_user(found.edits, query.situation):
+            return []
+        return [Suggestion(found, "inline")]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
