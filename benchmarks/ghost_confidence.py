@@ -34,6 +34,7 @@ from edit_scoring import apply_edit, judge, judge_line
 from eval_cases import Case, cases, line_rest
 from next_edit_eval import DEFAULT_CORPUS
 from shadowtab.inference import Completion, EngineOptions, create_engine
+from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of
 from shadowtab.inference.next_edit.completion_source import (
     MAX_TOKENS,
@@ -116,6 +117,36 @@ def line_curve(answers: list[tuple[Case, Completion]]) -> list[dict[str, Any]]:
             }
         )
     return curve
+
+
+def line_sources(answers: list[tuple[Case, Completion]], threshold: float) -> dict[str, Any]:
+    """At `threshold`, on the line cases: the repetition source alone (no model), and
+    the predictor's order (the cut continuation, else the repetition)."""
+    remaining = sum(len(line_rest(case)) for case, _ in answers)
+    rows: dict[str, dict[str, Any]] = {
+        name: {"shown": 0, "correct": 0, "chars_saved": 0}
+        for name in ("repetition", "continuation_then_repetition")
+    }
+    for case, completion in answers:
+        found = repetition.candidate(query_of(request_of(case)))
+        rep = found.edits[0].new_text if found is not None else None
+        offered = {
+            "repetition": rep,
+            "continuation_then_repetition": cut(completion, case, threshold) or rep,
+        }
+        for name, text in offered.items():
+            if text is None:
+                continue
+            verdict = judge_line(line_rest(case), case.cursor, case.cursor, case.cursor, text)
+            rows[name]["shown"] += 1
+            rows[name]["correct"] += verdict.correct
+            rows[name]["chars_saved"] += verdict.chars_saved
+    for row in rows.values():
+        row["precision"] = round(row["correct"] / row["shown"], 3) if row["shown"] else None
+        row["chars_saved_share"] = (
+            round(row.pop("chars_saved") / remaining, 3) if remaining else None
+        )
+    return rows
 
 
 def chosen_threshold(curve: list[dict[str, Any]]) -> float | None:
@@ -203,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             "chosen_threshold": chosen,
             "curve": curve,
         }
+        line["line_sources"] = line_sources(answers, chosen if chosen is not None else 0.8)
         if args.typing_cases and chosen is not None:
             typing = cases(split_records, "typing", args.typing_cases)
             line["typing"] = typing_comparison(engine, typing, chosen)
