@@ -45,6 +45,7 @@ from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.model_source import ModelSource
 from shadowtab.inference.next_edit.predictor import PredictionRequest, query_of
 from shadowtab.inference.next_edit.rejoin import rest_of_line
+from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 TARGET_PRECISION = 0.85
@@ -55,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--split", choices=SPLITS, default="dev")
-    parser.add_argument("--cases", type=int, default=60, help="line cases")
+    parser.add_argument("--cases", type=int, default=60, help="line cases (0: none)")
     parser.add_argument("--typing-cases", type=int, default=30, help="0: no source comparison")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
@@ -226,18 +227,21 @@ def main(argv: list[str] | None = None) -> int:
         answers = [(case, continuation(source, engine, case)) for case in line_cases]
         curve = line_curve(answers)
         chosen = chosen_threshold(curve)
+        # where no threshold reaches the target, the sources are compared at the default
+        compared_at = chosen if chosen is not None else DEFAULT_TOKEN_THRESHOLD
         line: dict[str, Any] = {
             "benchmark": "ghost_confidence",
             "split": args.split,
             "line_cases": len(answers),
             "target_precision": TARGET_PRECISION,
             "chosen_threshold": chosen,
+            "compared_at": compared_at,
             "curve": curve,
+            "line_sources": line_sources(answers, compared_at),
         }
-        line["line_sources"] = line_sources(answers, chosen if chosen is not None else 0.8)
-        if args.typing_cases and chosen is not None:
+        if args.typing_cases:
             typing = cases(split_records, "typing", args.typing_cases)
-            line["typing"] = typing_comparison(engine, typing, chosen)
+            line["typing"] = typing_comparison(engine, typing, compared_at)
     finally:
         engine.close()
     print(json.dumps(line))

@@ -109,12 +109,14 @@ def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
 class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
-    else generic). Ghost text has its own fast path: the plain continuation at the
-    cursor, cut at the first token less likely than `token_threshold` (a next edit that
-    changes text through such a token is dropped); where it has nothing sure, the open
-    files' own continuation (repetition.py, `use_repetition`); then the rewrite's ghost
-    text when the rewrite for this state is already known (ghost text never runs or
-    waits for a rewrite). `engine_getter` returns None while the model loads."""
+    else generic). Ghost text has its own fast path: the open files' own continuation
+    where the text before the cursor occurs elsewhere at length (repetition.py,
+    `use_repetition`: right more often than the model on the dev split's line
+    completions, 10 of 12 against 9 of 17), else the plain continuation at the cursor,
+    cut at the first token less likely than `token_threshold` (a next edit that changes
+    text through such a token is dropped), else the rewrite's ghost text when the
+    rewrite for this state is already known (ghost text never runs or waits for a
+    rewrite). `engine_getter` returns None while the model loads."""
 
     def __init__(
         self,
@@ -152,10 +154,10 @@ class EnginePredictor:
     ) -> list[InlineCandidate]:
         query = query_of(request)
         found = self.pipeline.typed_through(query)
-        if not found:
-            found = self._continuations(query, cancel)
         if not found and self.use_repetition:
             found = self._repetition(query)
+        if not found:
+            found = self._continuations(query, cancel)
         if not found:
             found = [s for s in self.pipeline.remembered(query) if s.kind == "inline"]
         self.pipeline.shown(query, found)
@@ -179,7 +181,7 @@ class EnginePredictor:
         return [Suggestion(c, "inline") for c in ranked]
 
     def _repetition(self, query: Query) -> list[Suggestion]:
-        """The open files' own continuation, when the model has nothing sure."""
+        """The open files' own continuation of the text before the cursor."""
         found = repetition.candidate(query)
         if found is None or undoes_user(found.edits, query.situation):
             return []

@@ -2,7 +2,8 @@
 with. The longest stretch of text before the cursor that occurs elsewhere (earlier in
 the file first, then later, then the other open files) is continued as it goes on
 there, cut after one word or one run of punctuation. Short and sure: a long match is
-right far more often than a short one (issue 26: 81% with a 24-character match)."""
+right far more often than a short one (dev split line completions: 20 of 29 right from
+a 12-character match, 10 of 12 from a 24-character one)."""
 
 from __future__ import annotations
 

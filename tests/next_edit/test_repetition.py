@@ -62,14 +62,17 @@ def test_a_huge_file_takes_bounded_time() -> None:
     assert time.perf_counter() - started < 5.0
 
 
-def test_the_predictor_falls_back_to_it_when_the_model_is_unsure() -> None:
-    """The continuation's every token is below the threshold: ghost text comes from the
-    repetition (no rewrite runs); switched off, nothing is shown."""
+def test_the_predictor_asks_it_before_the_model() -> None:
+    """A long match: ghost text comes from the repetition, the model is not asked;
+    switched off, the model's continuation (here below the threshold: nothing)."""
     from shadowtab.inference import Completion, RequestStats
     from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
 
     class Unsure:
+        calls = 0
+
         def complete(self, *args: object, **kwargs: object) -> Completion:
+            self.calls += 1
             return Completion(
                 ["xyz"], RequestStats(), finish_reasons=["stop"], logprobs=[[-3.0]],
                 text_offsets=[[3]],
@@ -84,6 +87,6 @@ def test_the_predictor_falls_back_to_it_when_the_model_is_unsure() -> None:
     engine = Unsure()
     predictor = EnginePredictor(lambda: engine, "shadowtab")  # type: ignore[arg-type, return-value]
     (ghost,) = predictor.inline(request)
-    assert ghost.text == "te" and ghost.source == "repetition"
+    assert ghost.text == "te" and ghost.source == "repetition" and engine.calls == 0
     off = EnginePredictor(lambda: engine, "shadowtab", use_repetition=False)  # type: ignore[arg-type, return-value]
-    assert off.inline(request) == []
+    assert off.inline(request) == [] and engine.calls == 1
