@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
+
 if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
     from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
@@ -29,10 +31,10 @@ class EngineHost:
         next_edit_format: str = "auto",
         min_confidence: float = 0.0,
         worker_policy: WorkerPolicy | None = None,
-        token_threshold: float | None = None,
+        token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
     ) -> None:
         self.options = options
-        self.token_threshold = token_threshold  # None: EnginePredictor's default
+        self.token_threshold = token_threshold
         self.next_edit_format = next_edit_format
         self.min_confidence = min_confidence
         self.worker_policy = worker_policy
@@ -58,15 +60,12 @@ class EngineHost:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
             from shadowtab.inference.next_edit.propagation_source import PropagationSource
 
-            chosen = (
-                {} if self.token_threshold is None else {"token_threshold": self.token_threshold}
-            )
             self._default_predictor = EnginePredictor(
                 self.get_engine,
                 self.next_edit_format,
                 min_confidence=self.min_confidence,
                 sources=[PropagationSource()],
-                **chosen,
+                token_threshold=self.token_threshold,
             )
         return self._default_predictor
 

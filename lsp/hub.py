@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
 from shadowtab.lsp.log_levels import demote_pygls_logging
@@ -46,7 +47,7 @@ class HubOptions:
     prediction_wait_s: float = 10.0
     next_edit_format: str = "auto"
     min_confidence: float = 0.0
-    token_threshold: float | None = None  # None: the predictor's default
+    token_threshold: float = DEFAULT_TOKEN_THRESHOLD
     worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)
 
 
