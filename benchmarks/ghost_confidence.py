@@ -144,9 +144,8 @@ def line_sources(answers: list[tuple[Case, Completion]], threshold: float) -> di
             rows[name]["chars_saved"] += verdict.chars_saved
     for row in rows.values():
         row["precision"] = round(row["correct"] / row["shown"], 3) if row["shown"] else None
-        row["chars_saved_share"] = (
-            round(row.pop("chars_saved") / remaining, 3) if remaining else None
-        )
+        saved = row.pop("chars_saved")
+        row["chars_saved_share"] = round(saved / remaining, 3) if remaining else None
     return rows
 
 
