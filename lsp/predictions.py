@@ -143,6 +143,7 @@ class PredictionService:
         cursor = document.offset_at(Position(line, character))
         events = [Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history]
         text = document.snapshot()
+        asked_at = time.time()  # the events' clock: a pause since the last edit is seen
         return lambda: PredictionRequest(
             path=path,
             language_id=language_id,
@@ -150,6 +151,7 @@ class PredictionService:
             cursor=cursor,
             events=events,
             max_candidates=max_candidates,
+            asked_at=asked_at,
         )
 
     def schedule_warm(self, session: Session, uri: str) -> None:

@@ -32,6 +32,7 @@ class Query:
     n: int = 3
     events: Sequence[Edit] = ()
     open_texts: Mapping[str, str] = field(default_factory=dict)
+    asked_at: float | None = None  # on the events' clock; None: unknown
 
 
 @dataclass(frozen=True)

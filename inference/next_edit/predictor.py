@@ -48,6 +48,8 @@ class PredictionRequest:
     events: Sequence[Edit] = ()  # the user's recent edits, oldest first
     max_candidates: int = 1
     open_texts: Mapping[str, str] = field(default_factory=dict)  # other open files
+    # When it was asked, on the events' clock (time.time()); None: unknown (no pause known)
+    asked_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,9 @@ def query_of(request: PredictionRequest) -> Query:
     cursor = min(max(request.cursor, 0), len(request.text))
     context = edit_context(request.events, request.path, request.text, cursor, request.open_texts)
     situation = Situation(request.path, request.text, cursor, context.in_progress, context.past)
-    return Query(situation, request.max_candidates, request.events, request.open_texts)
+    return Query(
+        situation, request.max_candidates, request.events, request.open_texts, request.asked_at
+    )
 
 
 def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:

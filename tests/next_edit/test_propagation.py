@@ -234,3 +234,33 @@ def test_the_pipeline_source_does_not_propagate_an_edit_being_typed() -> None:
         events=[Edit("m.py", 0.0, start, "load", "rea")],
     )
     assert PropagationSource().candidates(query) == []
+
+
+def test_a_rename_is_offered_after_a_pause_with_the_cursor_still_at_its_end() -> None:
+    """The moment users expect the other places: the whole name replaced, the cursor at
+    its end, a pause. Before the pause (still typing) nothing is offered."""
+    from shadowtab.inference.next_edit.candidates import Query
+    from shadowtab.inference.next_edit.events import Edit
+    from shadowtab.inference.next_edit.propagation_source import (
+        RENAME_PAUSE_S,
+        PropagationSource,
+    )
+    from shadowtab.inference.next_edit.situation import EditInProgress, Situation
+
+    text = "def read(path):\n    pass\n\nx = load('a')\ny = load('b')\n"
+    start = text.index("read")
+    edit = Edit("m.py", 100.0, start, "load", "read")
+    situation = Situation("m.py", text, start + 4, EditInProgress(start, "load", "read"))
+
+    def asked(after_s: float | None) -> list[str]:
+        query = Query(situation, n=3, events=[edit], asked_at=None)
+        if after_s is not None:
+            query = Query(situation, n=3, events=[edit], asked_at=100.0 + after_s)
+        return [c.edits[0].new_text for c in PropagationSource().candidates(query)]
+
+    assert asked(RENAME_PAUSE_S + 0.1) == ["read", "read"]
+    assert asked(RENAME_PAUSE_S / 3) == []  # still typing
+    assert asked(None) == []  # no clock: no pause known
+    half = Situation("m.py", text, start + 3, EditInProgress(start, "load", "rea"))
+    query = Query(half, n=3, events=[Edit("m.py", 100.0, start, "load", "rea")], asked_at=101.0)
+    assert PropagationSource().candidates(query) == []  # the cursor is inside the name
