@@ -27,6 +27,14 @@ LOAD_TIMEOUT_S = 400  # seconds: minutes when niced under other work; a hang sti
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
 
 
+def without_token_cut(env: LspEnv) -> None:
+    """Every request gets ghost text, sure or not: these tests are about the worker's
+    crashes, and "a completion came" is how they see the model answer."""
+    config_dir = Path(env.env["SHADOWTAB_CONFIG_DIR"])
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0\n")
+
+
 def engine_status(env: LspEnv) -> dict[str, Any]:
     engine = daemon_status(env).get("engine")
     assert isinstance(engine, dict)
@@ -42,6 +50,7 @@ async def test_the_session_survives_a_worker_kill(lsp_env: LspEnv) -> None:
     lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
     lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
     lsp_env.env["SHADOWTAB_THREADS"] = "1"
+    without_token_cut(lsp_env)
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
     before = daemon_status(lsp_env)
@@ -111,6 +120,7 @@ async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_sur
     lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
     lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
     lsp_env.env["SHADOWTAB_THREADS"] = "1"
+    without_token_cut(lsp_env)
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
     daemon_pid = daemon_status(lsp_env)["pid"]
