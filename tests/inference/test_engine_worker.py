@@ -169,11 +169,12 @@ def test_options_survive_the_wire() -> None:
     from pathlib import Path
 
     from shadowtab.inference import EngineOptions
-    from shadowtab.inference.engines.worker.frames import decode, encode
+    from shadowtab.inference.engines.worker.frames import MAX_FRAME_BYTES
     from shadowtab.inference.engines.worker.wire import options_from_wire, options_to_wire
+    from shadowtab.inference.msgpack_frames import decode, encode
 
     options = dataclasses.replace(OPTIONS, data_dir=Path("/tmp/d"), adapter_formats=("generic",))
-    frame = encode({"options": options_to_wire(options)})
+    frame = encode({"options": options_to_wire(options)}, MAX_FRAME_BYTES)
     assert options_from_wire(decode(frame[4:])["options"]) == options
     with pytest.raises(EngineError, match="unknown engine options: bogus"):
         options_from_wire({"bogus": 1})

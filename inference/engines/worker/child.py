@@ -17,10 +17,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ...msgpack_frames import FrameError
 from .. import create_engine
 from ..api import Engine, EngineError
 from ..load_failure import describe_load_failure
-from .frames import ChannelClosed, FrameChannel, FrameError
+from .frames import ChannelClosed, FrameChannel
 from .wire import CALLS, GENERATING, STREAMS, error_to_wire, options_from_wire, result_to_wire
 
 logger = logging.getLogger("shadowtab.engine_worker")

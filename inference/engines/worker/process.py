@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ...msgpack_frames import FrameError
 from ..api import EngineError
 from ..options import EngineOptions
-from .frames import ChannelClosed, FrameChannel, FrameError
+from .frames import ChannelClosed, FrameChannel
 from .wire import WorkerDied, error_from_wire, options_to_wire
 
 logger = logging.getLogger(__name__)
