@@ -50,7 +50,7 @@ class Hub:
         )
         self.sessions: set[Session] = set()
         self.predictions = PredictionService(
-            lambda: self.engine_host.predictor,
+            self.engine_host,
             options.warm_debounce_ms / 1000,
             options.prediction_wait_s,
         )
@@ -67,7 +67,6 @@ class Hub:
             peers=self,
             lints=self.workspaces.diagnostics,
             predictions=self.predictions,
-            predictor=lambda: self.engine_host.predictor,
             lint_cache=self.lint_cache,
             engine=self.engine_host,
             commands=self.commands,

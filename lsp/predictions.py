@@ -25,8 +25,7 @@ from shadowtab.lsp.warming import WarmRunner
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
-    from shadowtab.inference.next_edit.predictor import Predictor
-    from shadowtab.lsp.services import Peer
+    from shadowtab.lsp.services import Peer, PredictorSource
 
 T = TypeVar("T")
 RECENT_EDITS = 16
@@ -45,11 +44,11 @@ class PredictionExpired(JsonRpcContentModified):
 class PredictionService:
     def __init__(
         self,
-        predictor: Callable[[], Predictor | None],
+        engine: PredictorSource,
         warm_debounce_s: float,
         max_wait_s: float = 10.0,
     ) -> None:
-        self._predictor = predictor  # built on first use: the engine may still load
+        self._engine = engine  # its predictor is built on first use
         self.max_wait_s = max_wait_s
         self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
@@ -161,13 +160,13 @@ class PredictionService:
 
     def schedule_warm(self, session: Peer, uri: str) -> None:
         """Warm the KV cache for `uri` once typing pauses (cancelled by the next key)."""
-        predictor = self._predictor()
+        predictor = self._engine.predictor
         if predictor is None:
             return
         self._warming.trigger(uri, session)
 
     def _start_warm(self, uri: str, session: Peer) -> None:
-        predictor = self._predictor()
+        predictor = self._engine.predictor
         if predictor is None:
             return
         try:

@@ -124,7 +124,14 @@ class LintMemo(Protocol):
     def forget(self, path: str, text: str) -> None: ...
 
 
-class EngineState(Protocol):
+class PredictorSource(Protocol):
+    """The predictor, built on first use (None: the engine is off)."""
+
+    @property
+    def predictor(self) -> Predictor | None: ...
+
+
+class EngineState(PredictorSource, Protocol):
     """The engine's load state, for the editor's progress and failure messages."""
 
     @property
@@ -155,7 +162,6 @@ class SessionServices:
     peers: Peers
     lints: Lints
     predictions: Predictions
-    predictor: Callable[[], Predictor | None]
     lint_cache: LintMemo
     engine: EngineState
     commands: EditorCommands

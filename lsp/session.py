@@ -166,7 +166,7 @@ class Session:
         self.lint_cache = services.lint_cache
         self.commands = services.commands
         self.client_events = services.client_events
-        self._predictor = services.predictor
+        self._engine = services.engine
         self.server = SessionServer(self, SERVER_NAME, _version())
         self.sync = TextSync(
             self,
@@ -186,7 +186,7 @@ class Session:
 
     @property
     def predictor(self) -> Predictor | None:
-        return self._predictor()
+        return self._engine.predictor
 
     @property
     def protocol(self) -> SessionProtocol:
