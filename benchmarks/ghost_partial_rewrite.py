@@ -10,8 +10,9 @@ adapter merged and the prompt warmed first (prefill excluded from both):
 - the rewrite as the predictor runs it (ModelSource.candidates: n = 3, parsed, filtered)
   and the ghost text it yields (its best candidate when that is an insertion at the
   cursor);
-- the same prompt streamed with n = 1: when the output has written the cursor's line
-  whole, and the insertion at the cursor read from that partial output.
+- the same prompt with n = 1, its output read as it grows (the engine's internal `emit`;
+  the Engine interface has no streaming): when it has written the cursor's line whole,
+  and the insertion at the cursor read from that partial output.
 Prints one JSON line: medians of both times, their ratio, and how often the early read
 equals the final ghost text (both none counts as equal).
 """
@@ -19,10 +20,12 @@ equals the final ghost text (both none counts as equal).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +36,7 @@ from edit_scoring import apply_edit
 from eval_cases import Case, cases
 from next_edit_eval import DEFAULT_CORPUS
 from next_edit_latency import shortened
-from shadowtab.inference import LlamaCppEngine
+from shadowtab.inference import Cancelled, LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import kind_of, rank
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.formats import stop_strings
@@ -83,18 +86,25 @@ def full_rewrite(model: ModelSource, request: PredictionRequest) -> Timed:
 def cursor_line_written(
     engine: LlamaCppEngine, model: ModelSource, rendered: RenderedPrompt, case: Case
 ) -> Timed:
-    """When the streamed rewrite has written the cursor's line, and the insertion at the
-    cursor that line makes (None: the line as it is, or not an insertion)."""
+    """When the rewrite has written the cursor's line, and the insertion at the cursor
+    that line makes (None: the line as it is, or not an insertion)."""
     stop = list(stop_strings(model.format, rendered))
     limit = min(MAX_TOKENS, len(engine.tokenize(rendered.draft, special=True)) + EXTRA_TOKENS)
     lines = case.current.count("\n", rendered.region_start, case.cursor) + 1
-    started, written = time.perf_counter(), ""
-    for chunk in engine.rewrite_stream(rendered.prompt, rendered.draft, limit, stop=stop):
-        written += chunk
-        if written.count("\n") >= lines:
-            break
+    written: list[str] = []
+    enough = threading.Event()  # the cursor's line is written: the rest is not needed
+
+    def emit(piece: str) -> None:
+        written.append(piece)
+        if "".join(written).count("\n") >= lines:
+            enough.set()
+
+    draft = (rendered.draft, "speculative")
+    started = time.perf_counter()
+    with contextlib.suppress(Cancelled):  # white-box: the engine's own generation loop
+        engine._generate(rendered.prompt, draft, limit, tuple(stop), 1, enough, emit)
     seconds = time.perf_counter() - started
-    return Timed(seconds, insertion(case, written.split("\n")[lines - 1 : lines]))
+    return Timed(seconds, insertion(case, "".join(written).split("\n")[lines - 1 : lines]))
 
 
 def insertion(case: Case, new_line: list[str]) -> str | None:

@@ -15,12 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.control_protocol import (
-    ConnectionClosed,
-    ProtocolError,
-    encode_frame,
-    recv_frame,
-)
+from shadowtab.daemon.control_protocol import ConnectionClosed, encode_frame, recv_frame
 from shadowtab.daemon.paths import DIR_ENV_VARS
 from shadowtab.daemon.runtime_files import (
     RuntimeFiles,
@@ -30,6 +25,7 @@ from shadowtab.daemon.runtime_files import (
     remove_file,
     socket_accepts,
 )
+from shadowtab.inference.msgpack_frames import FrameError
 
 # Exit codes of `python -m shadowtab.daemon.launcher --detach` (the launcher process).
 LAUNCH_OK = 0
@@ -113,7 +109,7 @@ def request(
             reply = recv_frame(sock)
         except TimeoutError:
             raise ControlError(f"no reply to '{cmd}' within {timeout:g} s") from None
-        except (ConnectionClosed, ProtocolError, OSError) as exc:
+        except (ConnectionClosed, FrameError, OSError) as exc:
             raise ControlError(f"'{cmd}' failed: {exc}") from None
     if not reply.get("ok"):
         raise ControlError(str(reply.get("error", f"error reply without a message: {reply}")))

@@ -12,14 +12,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.control_protocol import (
-    ConnectionClosed,
-    FrameTooLarge,
-    ProtocolError,
-    encode_frame,
-    read_frame,
-)
+from shadowtab.daemon.control_protocol import ConnectionClosed, encode_frame, read_frame
 from shadowtab.daemon.runtime_files import MAX_SOCKET_PATH_BYTES
+from shadowtab.inference.msgpack_frames import FrameError, FrameTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +89,7 @@ class ControlServer:
         except FrameTooLarge as exc:
             await _send(writer, error_reply(str(exc)))
             return False  # the rest of the oversized body is unread: the stream is lost
-        except ProtocolError as exc:
+        except FrameError as exc:
             await _send(writer, error_reply(str(exc)))
             return True
         reply = await self.dispatch(request)

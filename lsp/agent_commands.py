@@ -7,6 +7,7 @@ have shadowtab.shadow.applyEdit."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,14 @@ from shadowtab.shadow_workspace.agent_edits import (
 )
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.commands import CommandRunner, Handler
-    from shadowtab.lsp.hub import Hub
+    from shadowtab.lsp.services import (
+        ChangeListener,
+        CommandHandler,
+        LintMemo,
+        Lints,
+        Peers,
+        WorkspaceLookup,
+    )
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 COMMIT_REQUEST = (
@@ -45,11 +52,23 @@ def _lock_view(workspace: ShadowWorkspace) -> LockView:
 
 
 class AgentCommands:
-    def __init__(self, hub: Hub, runner: CommandRunner) -> None:
-        self.hub = hub
-        self.runner = runner
+    def __init__(
+        self,
+        workspace_of: Callable[[dict[str, Any]], ShadowWorkspace],
+        workspaces: WorkspaceLookup,
+        peers: Peers,
+        lints: Lints,
+        predictions: ChangeListener,
+        lint_cache: LintMemo,
+    ) -> None:
+        self._workspace_of = workspace_of  # the workspace a command's arguments name
+        self._workspaces = workspaces
+        self._peers = peers
+        self._lints = lints
+        self._predictions = predictions
+        self._lint_cache = lint_cache
 
-    def handlers(self) -> dict[str, Handler]:
+    def handlers(self) -> dict[str, CommandHandler]:
         return {
             "shadow.read": self.read,
             "shadow.write": self.write,
@@ -59,7 +78,7 @@ class AgentCommands:
         }
 
     async def read(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.runner.workspace(args)
+        workspace = self._workspace_of(args)
         uri = target_uri(workspace, _string(args, "path"))
         found = await asyncio.to_thread(_existing_text, workspace, uri)
         return {
@@ -73,7 +92,7 @@ class AgentCommands:
         }
 
     async def lint(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.runner.workspace(args)
+        workspace = self._workspace_of(args)
         uri = target_uri(workspace, _string(args, "path"))
         found = await asyncio.to_thread(_existing_text, workspace, uri)
         doc = workspace.document(uri)
@@ -88,7 +107,7 @@ class AgentCommands:
         }
 
     async def write(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.runner.workspace(args)
+        workspace = self._workspace_of(args)
         files = args.get("files")
         if not isinstance(files, list) or not files:
             raise ValueError('"files" must be a non-empty list of {path, text}')
@@ -99,7 +118,7 @@ class AgentCommands:
         return await self._after_write(workspace, written, before)
 
     async def apply(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.runner.workspace(args)
+        workspace = self._workspace_of(args)
         patch = _string(args, "patch")
         take = bool(args.get("take", False))
         before = _lock_view(workspace)
@@ -107,7 +126,7 @@ class AgentCommands:
         return await self._after_write(workspace, written, before)
 
     async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
-        workspace = self.runner.workspace(args)
+        workspace = self._workspace_of(args)
         status = workspace.lock_status()
         if not status["pending"]:
             raise ValueError(f"nothing is pending in {workspace.root}: no commit to ask for")
@@ -118,7 +137,7 @@ class AgentCommands:
             count=len(status["pending"]), root=workspace.root, note=f" {note[:500]}" if note else ""
         )
         params = types.ShowMessageParams(type=types.MessageType.Info, message=message)
-        sessions = list(self.hub.sessions)
+        sessions = self._peers.peers()
         for session in sessions:
             session.notify(types.WINDOW_SHOW_MESSAGE, params)
         return {**status, "notified": len(sessions), "message": message}
@@ -134,7 +153,7 @@ class AgentCommands:
         if _lock_view(workspace)[0] == before[0] and _lock_view(workspace) != before:
             # Same holder, other pending files: the status bars' count. (A new holder is
             # announced by the lock's own listener.)
-            self.hub.workspaces.announce_lock(workspace)
+            self._workspaces.announce_lock(workspace)
         deltas = await asyncio.gather(*(self._lint_delta(workspace, item) for item in written))
         for item, (_, diagnostics) in zip(written, deltas, strict=True):
             self._publish(workspace, item, diagnostics)
@@ -143,9 +162,9 @@ class AgentCommands:
     def _show_in_editors(self, item: WrittenFile) -> None:
         if item.before == item.after:
             return
-        self.hub.predictions.on_document_changed(item.uri)
+        self._predictions.on_document_changed(item.uri)
         if item.shown:
-            for session in self.hub.workspaces.sessions_with(item.uri):
+            for session in self._workspaces.sessions_with(item.uri):
                 push_text(session, item.uri, item.before, item.after)
 
     def _publish(
@@ -157,12 +176,11 @@ class AgentCommands:
         doc = workspace.document(item.uri)
         if doc is None or doc.text != item.after:
             return
-        registry = self.hub.workspaces
-        if not registry.sessions_with(item.uri) and not (
+        if not self._workspaces.sessions_with(item.uri) and not (
             workspace.lock.model_holds and doc.pending
         ):
             return
-        registry.diagnostics.publish(item.uri, [to_lsp_diagnostic(d) for d in diagnostics], None)
+        self._lints.publish(item.uri, [to_lsp_diagnostic(d) for d in diagnostics], None)
 
     async def _lint_delta(
         self, workspace: ShadowWorkspace, item: WrittenFile
@@ -187,7 +205,7 @@ class AgentCommands:
     async def _lint(
         self, workspace: ShadowWorkspace, path: Path, text: str, language: str | None
     ) -> tuple[list[Diagnostic], dict[str, str]]:
-        """Diagnostics and linter failures of `text`. Through the hub's lint cache: an
+        """Diagnostics and linter failures of `text`. Through the shared lint cache: an
         agent's next write starts from the text its last write (or lint) linted, so the
         "before" side of a write is usually a cache hit, not a second linter run."""
         failures: dict[str, str] = {}
@@ -199,9 +217,9 @@ class AgentCommands:
                 failures["all linters"] = report.skipped
             return report.diagnostics
 
-        diagnostics = await self.hub.lint_cache.lint(str(path), text, run)
+        diagnostics = await self._lint_cache.lint(str(path), text, run)
         if failures:  # a degraded lint (a linter timed out...) is no base for the next delta
-            self.hub.lint_cache.forget(str(path), text)
+            self._lint_cache.forget(str(path), text)
         return diagnostics, failures
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,14 @@ from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.hub import Hub
+    from shadowtab.lsp.services import (
+        ChangeListener,
+        CommandHandler,
+        LintMemo,
+        Lints,
+        Peers,
+        WorkspaceLookup,
+    )
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -22,13 +28,18 @@ logger = logging.getLogger(__name__)
 COMMAND_PREFIX = "shadowtab."
 OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open a root
 
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
 
 class CommandRunner:
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
-        self._handlers: dict[str, Handler] = {
+    def __init__(
+        self,
+        workspaces: WorkspaceLookup,
+        peers: Peers,
+        lints: Lints,
+        predictions: ChangeListener,
+        lint_cache: LintMemo,
+    ) -> None:
+        self._workspaces = workspaces
+        self._handlers: dict[str, CommandHandler] = {
             "lock.status": self.lock_status,
             "lock.take": self.lock_take,
             "lock.release": self.lock_release,
@@ -37,7 +48,8 @@ class CommandRunner:
             "shadow.pending": self.shadow_pending,
         }
         # Coding agents' verbs: the control socket only (editors have applyEdit).
-        self._agent_handlers = AgentCommands(hub, self).handlers()
+        agent = AgentCommands(self.workspace, workspaces, peers, lints, predictions, lint_cache)
+        self._agent_handlers = agent.handlers()
 
     def control_names(self) -> list[str]:
         return [*self._handlers, *self._agent_handlers]
@@ -71,7 +83,7 @@ class CommandRunner:
         a project) may open one."""
         root = args.get("root")
         if root is None:
-            known = self.hub.workspaces.all()
+            known = self._workspaces.all()
             if len(known) == 1:
                 return known[0]
             raise ValueError('"root" is required: the workspace root directory')
@@ -80,12 +92,12 @@ class CommandRunner:
         path = Path(root).expanduser()
         if not path.is_dir():
             raise ValueError(f"not a directory: {root}")
-        found = self.hub.workspaces.containing(path)
+        found = self._workspaces.containing(path)
         if found is not None:
             return found
         if not args.get(OPEN_WORKSPACE, False):
             raise ValueError(f"no shadowtab workspace holds {root}")
-        return self.hub.workspaces.for_uri(path.resolve().as_uri())
+        return self._workspaces.for_uri(path.resolve().as_uri())
 
     async def lock_status(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.workspace(args).lock_status()
@@ -126,7 +138,7 @@ class CommandRunner:
             document = workspace.document(uri)
             if document is None or document.text == before:
                 continue
-            for session in self.hub.workspaces.sessions_with(uri):
+            for session in self._workspaces.sessions_with(uri):
                 push_text(session, uri, before, document.text)
 
 

@@ -19,7 +19,7 @@ from shadowtab.lsp.convert import to_lsp_diagnostic
 from shadowtab.lsp.debounce import Debouncer
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.hub import Hub
+    from shadowtab.lsp.services import Peers, Predictions, WorkspaceLookup
     from shadowtab.shadow_workspace import Diagnostic, ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -35,8 +35,16 @@ def _to_lsp(diagnostics: list[Diagnostic]) -> list[types.Diagnostic]:
 
 
 class DiagnosticsPublisher:
-    def __init__(self, hub: Hub, debounce_s: float) -> None:
-        self.hub = hub
+    def __init__(
+        self,
+        workspaces: WorkspaceLookup,
+        peers: Peers,
+        predictions: Predictions,
+        debounce_s: float,
+    ) -> None:
+        self._workspaces = workspaces
+        self._peers = peers
+        self._predictions = predictions
         self._debouncer = Debouncer(debounce_s, self._start)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._pending_published: set[str] = set()
@@ -56,14 +64,14 @@ class DiagnosticsPublisher:
 
     async def _lint_and_publish(self, uri: str) -> None:
         try:
-            workspace = self.hub.workspaces.for_uri(uri)
+            workspace = self._workspaces.for_uri(uri)
             document = workspace.document(uri)
             if document is None:
                 return
-            shown = bool(self.hub.workspaces.sessions_with(uri))
+            shown = bool(self._workspaces.sessions_with(uri))
             if not shown and not (workspace.lock.holder == "model" and document.pending):
                 return  # no editor shows it and no pending model edit makes it matter
-            await self.hub.predictions.quiet(LINT_YIELD_MAX_S)
+            await self._predictions.quiet(LINT_YIELD_MAX_S)
             version = document.version
             started = time.perf_counter()
             report = await workspace.lint_report(uri)
@@ -89,10 +97,10 @@ class DiagnosticsPublisher:
         return {"runs": len(times), "max_ms": round(max(times), 1)}
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
-        sessions = self.hub.workspaces.sessions_with(uri)
+        sessions = self._workspaces.sessions_with(uri)
         if not sessions:
             # Not shown by any editor: only a pending model edit makes it worth showing.
-            sessions = list(self.hub.sessions)
+            sessions = self._peers.peers()
             self._pending_published.add(uri)
         for session in sessions:
             session_version = session.sync.version_of(uri)
@@ -111,13 +119,13 @@ class DiagnosticsPublisher:
         for uri in pending:
             self.schedule(uri, delay_s=0)
         for uri in list(self._pending_published):
-            if uri not in pending and not self.hub.workspaces.sessions_with(uri):
+            if uri not in pending and not self._workspaces.sessions_with(uri):
                 self._pending_published.discard(uri)
                 self.publish_to_all(uri, [])
 
     def publish_to_all(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
         params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-        for session in list(self.hub.sessions):
+        for session in self._peers.peers():
             session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def cancel(self, uri: str) -> None:

@@ -13,7 +13,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from shadowtab.lsp.transport import ByteWriter, frame
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.session import SessionProtocol
+    from pygls.protocol import LanguageServerProtocol
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def send_error(writer: ByteWriter, msg_id: Any, code: int, message: str) -> None
 class MessageDispatcher:
     """Validates one message body and hands it to the session's pygls protocol."""
 
-    def __init__(self, protocol: SessionProtocol, writer: ByteWriter) -> None:
+    def __init__(self, protocol: LanguageServerProtocol, writer: ByteWriter) -> None:
         self.protocol = protocol
         self.writer = writer
         self.initialized = False

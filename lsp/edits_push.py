@@ -17,24 +17,24 @@ from shadowtab.lsp.convert import to_lsp_range
 from shadowtab.shadow_workspace import TextChange, minimal_change
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.session import Session
+    from shadowtab.lsp.services import Peer
 
 logger = logging.getLogger(__name__)
 
 
-def client_can_apply_edits(session: Session) -> bool:
+def client_can_apply_edits(session: Peer) -> bool:
     workspace = getattr(session.protocol.client_capabilities, "workspace", None)
     return bool(workspace is not None and workspace.apply_edit)
 
 
-def push_text(session: Session, uri: str, old_text: str, new_text: str) -> None:
+def push_text(session: Peer, uri: str, old_text: str, new_text: str) -> None:
     """Make the session's buffer of `uri` (now `old_text`) hold `new_text`."""
     change = minimal_change(old_text, new_text)
     if change is not None:
         push_changes(session, uri, [change])
 
 
-def push_changes(session: Session, uri: str, changes: Sequence[TextChange]) -> None:
+def push_changes(session: Peer, uri: str, changes: Sequence[TextChange]) -> None:
     """Apply `changes` (in order, each against the text the previous one left; ranges,
     never full texts) to the session's buffer of `uri`: one applyEdit per change, each
     answered by the editor's didChange that the session then knows as an echo."""
@@ -57,7 +57,7 @@ def push_changes(session: Session, uri: str, changes: Sequence[TextChange]) -> N
         version = None  # the editor numbers the versions after the first edit itself
 
 
-def _on_result(session: Session, uri: str, echo: object, future: Future[Any]) -> None:
+def _on_result(session: Peer, uri: str, echo: object, future: Future[Any]) -> None:
     if future.cancelled():
         session.sync.drop_echo(uri, echo)
         return

@@ -6,8 +6,8 @@
   predictor in a worker thread), and is dropped with ContentModified when a keystroke
   made that text stale (PredictionService).
 
-Text sync (didOpen/didChange/didClose) replaces pygls' built-ins, which would keep a
-second copy of every document: SessionProtocol hands those to `run_text_sync`.
+Text sync (didOpen/didChange/didClose) is registered here like the rest; SessionProtocol
+replaces pygls' built-ins for them, which would keep a second copy of every document.
 """
 
 from __future__ import annotations
@@ -40,11 +40,10 @@ class Method:
     kind: Kind
     handler: Handler
     options: Any = None
-    text_sync: bool = False  # a pygls built-in that SessionProtocol replaces
 
 
 def _count(session: Session, method: str) -> None:
-    session.hub.client_events[method] += 1
+    session.client_events[method] += 1
 
 
 def _initialized(session: Session, params: types.InitializedParams) -> None:
@@ -90,9 +89,9 @@ TELEMETRY_NOTIFICATIONS = (
 
 METHODS: tuple[Method, ...] = (
     Method(types.INITIALIZED, "mutating", _initialized),
-    Method(types.TEXT_DOCUMENT_DID_OPEN, "mutating", _did_open, text_sync=True),
-    Method(types.TEXT_DOCUMENT_DID_CHANGE, "mutating", _did_change, text_sync=True),
-    Method(types.TEXT_DOCUMENT_DID_CLOSE, "mutating", _did_close, text_sync=True),
+    Method(types.TEXT_DOCUMENT_DID_OPEN, "mutating", _did_open),
+    Method(types.TEXT_DOCUMENT_DID_CHANGE, "mutating", _did_change),
+    Method(types.TEXT_DOCUMENT_DID_CLOSE, "mutating", _did_close),
     Method(
         types.TEXT_DOCUMENT_DID_SAVE, "mutating", _did_save, types.SaveOptions(include_text=False)
     ),
@@ -107,19 +106,13 @@ METHODS: tuple[Method, ...] = (
     Method(prediction_handlers.REJECTED, "mutating", prediction_handlers.rejected),
     *(Method(name, "mutating", _counter(name)) for name in TELEMETRY_NOTIFICATIONS),
 )
-TEXT_SYNC = {method.name: method for method in METHODS if method.text_sync}
-
-
-def run_text_sync(session: Session, method: str, params: Any) -> None:
-    TEXT_SYNC[method].handler(session, params)
 
 
 def register_features(session: Session) -> None:
     """Register the table's methods and the workspace/executeCommand commands."""
     server = session.server
     for method in METHODS:
-        if not method.text_sync:
-            server.feature(method.name, method.options)(_bound(session, method))
+        server.feature(method.name, method.options)(_bound(session, method))
     _register_commands(session)
 
 
@@ -141,7 +134,7 @@ def _bound(session: Session, method: Method) -> Any:
 
 def _register_commands(session: Session) -> None:
     server = session.server
-    for name in session.hub.commands.editor_names():
+    for name in session.commands.editor_names():
         server.command(COMMAND_PREFIX + name)(_command(session, name))
 
     @server.command(APPLY_EDIT_COMMAND)
@@ -164,7 +157,7 @@ def _command(session: Session, name: str) -> Any:
         if "root" not in options and session.root is not None:
             options["root"] = session.root
         try:
-            return await session.hub.commands.for_editor(name, options)
+            return await session.commands.for_editor(name, options)
         except (ValueError, KeyError, ShadowError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
 

@@ -1,5 +1,7 @@
 """The hub: what all LSP sessions of one daemon share (shadow workspaces, the engine, the
 predictor, the save locks), plus the control commands the daemon exposes over its socket.
+It builds the shared services and hands each session the few it uses (SessionServices);
+no session or service holds the hub.
 """
 
 from __future__ import annotations
@@ -9,46 +11,27 @@ import logging
 import statistics
 import sys
 from collections import Counter, deque
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.engine_host import EngineHost
+from shadowtab.lsp.handlers import register_features
 from shadowtab.lsp.log_levels import demote_pygls_logging
+from shadowtab.lsp.options import HubOptions
 from shadowtab.lsp.prediction_check import LintCache
 from shadowtab.lsp.predictions import PredictionService
+from shadowtab.lsp.services import Peer, SessionServices
 from shadowtab.lsp.session import Session
 from shadowtab.lsp.transport import StreamWriterAdapter, open_stdio
 from shadowtab.lsp.workspace_registry import WorkspaceRegistry
-from shadowtab.shadow_workspace.linting import DEFAULT_LINT_MAX_MB
 
 if TYPE_CHECKING:
-    from shadowtab.inference import EngineOptions
-    from shadowtab.inference.engines.worker import WorkerPolicy
     from shadowtab.inference.next_edit.predictor import Predictor
-    from shadowtab.shadow_workspace import LinterSpec
+    from shadowtab.shadow_workspace import ShadowDocument
+
+__all__ = ["Hub", "HubOptions"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class HubOptions:
-    state_dir: Path
-    engine: EngineOptions
-    linters: dict[str, LinterSpec] = field(default_factory=dict)
-    lint_debounce_ms: int = 150
-    warm_debounce_ms: int = 100
-    predictor: Predictor | None = None
-    max_document_mb: float = 50  # larger documents are refused with a message
-    lint_max_mb: float = DEFAULT_LINT_MAX_MB  # larger documents are not linted
-    # a prediction still waiting for the model after this long is dropped (ContentModified)
-    prediction_wait_s: float = 10.0
-    next_edit_format: str = "auto"
-    min_confidence: float = 0.0
-    token_threshold: float = DEFAULT_TOKEN_THRESHOLD
-    worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)
 
 
 class Hub:
@@ -65,18 +48,40 @@ class Hub:
             options.worker_policy,
             options.token_threshold,
         )
-        self.workspaces = WorkspaceRegistry(self, options)
         self.sessions: set[Session] = set()
-        self.commands = CommandRunner(self)
         self.predictions = PredictionService(
-            self, options.warm_debounce_ms / 1000, options.prediction_wait_s
+            self.engine_host,
+            options.warm_debounce_ms / 1000,
+            options.prediction_wait_s,
+        )
+        self.workspaces = WorkspaceRegistry(self, self.predictions, options)
+        self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
+        self.commands = CommandRunner(
+            self.workspaces, self, self.workspaces.diagnostics, self.predictions, self.lint_cache
         )
         self.client_events: Counter[str] = Counter()  # didShowInlineEdit, accepted edits...
         # server time of each keystroke (shadow edit + forwarding it; echoes not counted)
         self.text_sync_ms: deque[float] = deque(maxlen=4096)
-        self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
+        self._services = SessionServices(
+            workspaces=self.workspaces,
+            peers=self,
+            lints=self.workspaces.diagnostics,
+            predictions=self.predictions,
+            lint_cache=self.lint_cache,
+            engine=self.engine_host,
+            commands=self.commands,
+            client_events=self.client_events,
+            text_sync_ms=self.text_sync_ms,
+        )
         self._next_session_id = 1
         self._closed = False
+
+    # -- Peers (services.py): the sessions, as the shared services reach them ---------
+    def peers(self) -> list[Peer]:
+        return list(self.sessions)
+
+    def peers_showing(self, document: ShadowDocument) -> list[Peer]:
+        return [s for s in self.sessions if s.id in document.editors]
 
     @property
     def predictor(self) -> Predictor | None:
@@ -91,7 +96,8 @@ class Hub:
             session.on_engine_progress()
 
     def _new_session(self) -> Session:
-        session = Session(self, self._next_session_id)
+        session = Session(self._next_session_id, self._services)
+        register_features(session)
         self._next_session_id += 1
         self.sessions.add(session)
         return session

@@ -8,6 +8,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shadowtab.inference.next_edit.filters import Replacement, lint_gate
 from shadowtab.inference.next_edit.predictor import Check, EditCandidate
@@ -22,6 +23,9 @@ from shadowtab.shadow_workspace import (
     lint_text,
     position_in,
 )
+
+if TYPE_CHECKING:
+    from shadowtab.lsp.services import LintMemo
 
 ERROR = 1
 LintText = Callable[[str], Awaitable[list[Diagnostic]]]
@@ -76,7 +80,7 @@ def check_with(lint: LintText, lint_before: LintText | None = None) -> Check:
 
 
 def workspace_check(
-    workspace: ShadowWorkspace, path: str, language_id: str, cache: LintCache
+    workspace: ShadowWorkspace, path: str, language_id: str, cache: LintMemo
 ) -> Check:
     """Editors: lint with the workspace's linters; the unchanged text through `cache`."""
     lint: LintText = functools.partial(workspace.lint_text, path, language_id=language_id)

@@ -99,13 +99,13 @@ async def _predict(
     """Ask the predictor in a worker, keep the candidates that add no errors; None when
     there is no predictor. ContentModified when the text changed meanwhile."""
     request = _request(session, uri, line, character, inline, count)
-    predictor = session.hub.predictor
-    if predictor is None:
+    predictor = session.predictor
+    workspace = session.sync.workspace_of(uri)
+    if predictor is None or workspace is None:
         return None
-    workspace = session.hub.workspaces.for_uri(uri)
-    check = workspace_check(workspace, request.path, request.language_id, session.hub.lint_cache)
+    check = workspace_check(workspace, request.path, request.language_id, session.lint_cache)
     clean = await checked_candidates(
-        predictor, request, inline, lambda call: session.hub.predictions.run(uri, call), check
+        predictor, request, inline, lambda call: session.predictions.run(uri, call), check
     )
     document = workspace.document(uri)
     if document is None or document.text != request.text:
@@ -147,7 +147,7 @@ def _request(
         raise JsonRpcInvalidParams(f"document not open in this session: {uri}")
     count = count or (INLINE_CANDIDATES if inline else NEXT_EDIT_CANDIDATES)
     try:
-        return session.hub.predictions.request_for(session, uri, line, character, count)
+        return session.predictions.request_for(session, uri, line, character, count)
     except (ValueError, ShadowError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
 
@@ -158,7 +158,7 @@ def rejected(session: Session, params: Any) -> None:
 
 def feedback(session: Session, outcome: Outcome, params: Any) -> None:
     """Count an outcome on the predictor's feedback counts (when it keeps them)."""
-    counts = getattr(session.hub.predictor, "feedback", None)
+    counts = getattr(session.predictor, "feedback", None)
     if counts is None:
         return
     source = format_name = ""

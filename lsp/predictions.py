@@ -25,8 +25,7 @@ from shadowtab.lsp.warming import WarmRunner
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.hub import Hub
-    from shadowtab.lsp.session import Session
+    from shadowtab.lsp.services import Peer, PredictorSource
 
 T = TypeVar("T")
 RECENT_EDITS = 16
@@ -43,8 +42,13 @@ class PredictionExpired(JsonRpcContentModified):
 
 
 class PredictionService:
-    def __init__(self, hub: Hub, warm_debounce_s: float, max_wait_s: float = 10.0) -> None:
-        self.hub = hub
+    def __init__(
+        self,
+        engine: PredictorSource,
+        warm_debounce_s: float,
+        max_wait_s: float = 10.0,
+    ) -> None:
+        self._engine = engine  # its predictor is built on first use
         self.max_wait_s = max_wait_s
         self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
@@ -123,20 +127,20 @@ class PredictionService:
         return run_or_expire
 
     def request_for(
-        self, session: Session, uri: str, line: int, character: int, max_candidates: int
+        self, session: Peer, uri: str, line: int, character: int, max_candidates: int
     ) -> PredictionRequest:
         """A PredictionRequest from the shadow text (ValueError: not open in the session)."""
         return self._request_maker(session, uri, line, character, max_candidates)()
 
     def _request_maker(
-        self, session: Session, uri: str, line: int, character: int, max_candidates: int
+        self, session: Peer, uri: str, line: int, character: int, max_candidates: int
     ) -> Callable[[], PredictionRequest]:
         """What request_for gives, taken now; the text (O(file) to join) is joined when
         it is called, which a worker thread can do."""
         document = session.sync.document(uri)
-        if document is None:
+        workspace = session.sync.workspace_of(uri)
+        if document is None or workspace is None:
             raise ValueError(f"document not open: {uri}")
-        workspace = self.hub.workspaces.for_uri(uri)
         history = workspace.history.recent(uri, limit=RECENT_EDITS)
         path = str(document.path)
         language_id = document.language_id
@@ -154,15 +158,15 @@ class PredictionService:
             asked_at=asked_at,
         )
 
-    def schedule_warm(self, session: Session, uri: str) -> None:
+    def schedule_warm(self, session: Peer, uri: str) -> None:
         """Warm the KV cache for `uri` once typing pauses (cancelled by the next key)."""
-        predictor = self.hub.predictor
+        predictor = self._engine.predictor
         if predictor is None:
             return
         self._warming.trigger(uri, session)
 
-    def _start_warm(self, uri: str, session: Session) -> None:
-        predictor = self.hub.predictor
+    def _start_warm(self, uri: str, session: Peer) -> None:
+        predictor = self._engine.predictor
         if predictor is None:
             return
         try:
@@ -174,11 +178,12 @@ class PredictionService:
         # The request's text is joined in the warm thread: not on the event loop.
         self.warms.submit(uri, lambda cancel: predictor.warm(make_request(), cancel))
 
-    def _warm_request(self, session: Session, uri: str) -> Callable[[], PredictionRequest] | None:
+    def _warm_request(self, session: Peer, uri: str) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)
-        if document is None:
+        workspace = session.sync.workspace_of(uri)
+        if document is None or workspace is None:
             return None
-        history = self.hub.workspaces.for_uri(uri).history.recent(uri, limit=1)
+        history = workspace.history.recent(uri, limit=1)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
         cursor = max(0, min(cursor, document.length))
         position = document.position_at(cursor)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.session import Session
+    from pygls.lsp.server import LanguageServer
+    from shadowtab.lsp.services import EngineState
 
 logger = logging.getLogger(__name__)
 
@@ -22,9 +23,11 @@ class EngineProgressReporter:
     """Begins a progress when the session is initialized and the engine still loads,
     reports percentages, ends it when the engine is ready or failed."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.token = f"shadowtab-engine-load-{session.id}"
+    def __init__(self, session_id: int, server: LanguageServer, engine: EngineState) -> None:
+        self.session_id = session_id
+        self.server = server
+        self.engine = engine
+        self.token = f"shadowtab-engine-load-{session_id}"
         self._loads = 0  # pygls keeps ended tokens registered: each reload takes a new one
         self._active = False
         self._last_percent = -1
@@ -39,11 +42,11 @@ class EngineProgressReporter:
 
     def show_failure(self) -> None:
         """window/showMessage with the load failure's reason, once per distinct failure."""
-        host = self.session.hub.engine_host
+        host = self.engine
         if not self._initialized or host.state != "failed" or host.error == self._failure_shown:
             return
         self._failure_shown = host.error
-        self.session.server.window_show_message(
+        self.server.window_show_message(
             types.ShowMessageParams(
                 type=types.MessageType.Error, message=f"shadowtab: model failed: {host.error}"
             )
@@ -52,26 +55,26 @@ class EngineProgressReporter:
     def begin_if_loading(self) -> None:
         if not self._initialized or self._task is not None:
             return
-        if self.session.hub.engine_host.state != "loading" or not self._client_supports():
+        if self.engine.state != "loading" or not self._client_supports():
             return
         self._task = asyncio.ensure_future(self._begin())
 
     def _client_supports(self) -> bool:
-        caps = self.session.protocol.client_capabilities
+        caps = self.server.protocol.client_capabilities
         window = getattr(caps, "window", None)
         return bool(window is not None and window.work_done_progress)
 
     async def _begin(self) -> None:
         self._loads += 1
         if self._loads > 1:
-            self.token = f"shadowtab-engine-load-{self.session.id}-{self._loads}"
+            self.token = f"shadowtab-engine-load-{self.session_id}-{self._loads}"
         try:
-            await self.session.server.work_done_progress.create_async(self.token)
+            await self.server.work_done_progress.create_async(self.token)
         except Exception as exc:  # the client refused the token: no progress, no harm
-            logger.info("session %d: no progress token: %s", self.session.id, exc)
+            logger.info("session %d: no progress token: %s", self.session_id, exc)
             return
         self._active = True
-        self.session.server.work_done_progress.begin(
+        self.server.work_done_progress.begin(
             self.token,
             types.WorkDoneProgressBegin(
                 title=PROGRESS_TITLE, message=self._reload_reason(), percentage=0, cancellable=False
@@ -80,7 +83,7 @@ class EngineProgressReporter:
         self.update()
 
     def _reload_reason(self) -> str | None:
-        worker = self.session.hub.engine_host.status().get("worker") or {}
+        worker = self.engine.status().get("worker") or {}
         crash = worker.get("last_crash")
         return f"reloading: the engine worker {crash}" if crash else None
 
@@ -89,12 +92,12 @@ class EngineProgressReporter:
         if not self._active:
             self.begin_if_loading()  # the engine started loading after initialize
             return
-        host = self.session.hub.engine_host
+        host = self.engine
         if host.state == "loading":
             percent = int(host.progress * 100)
             if percent != self._last_percent:
                 self._last_percent = percent
-                self.session.server.work_done_progress.report(
+                self.server.work_done_progress.report(
                     self.token, types.WorkDoneProgressReport(percentage=percent)
                 )
             return
@@ -105,9 +108,7 @@ class EngineProgressReporter:
         self._active = False
         self._task = None  # a later reload (a restarted worker) begins a new progress
         self._last_percent = -1
-        self.session.server.work_done_progress.end(
-            self.token, types.WorkDoneProgressEnd(message=message)
-        )
+        self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
 
     def close(self) -> None:
         self._active = False

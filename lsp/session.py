@@ -1,5 +1,6 @@
 """One LSP session: one editor connection with its own pygls server object, sharing the
-hub's shadow workspaces, engine and predictor with every other session.
+shadow workspaces, engine and predictor with every other session through the services
+it is given (services.py), never through the hub.
 
 Its pygls protocol and server classes: `exit` ends the session (not the process), text
 sync goes to the shared shadow workspace instead of pygls' own copy, and positions are
@@ -19,7 +20,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 from shadowtab.lsp.dispatch import INVALID_REQUEST, MessageDispatcher, send_error
-from shadowtab.lsp.handlers import register_features, run_text_sync
 from shadowtab.lsp.in_flight import CLIENT_ERRORS, finish_in_flight
 from shadowtab.lsp.progress import EngineProgressReporter
 from shadowtab.lsp.text_sync import TextSync
@@ -33,7 +33,8 @@ from shadowtab.lsp.transport import (
 
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
-    from shadowtab.lsp.hub import Hub
+    from shadowtab.inference.next_edit.predictor import Predictor
+    from shadowtab.lsp.services import SessionServices
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -106,19 +107,25 @@ class SessionProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         return result
 
-    # Text sync: pygls' built-ins would keep a copy of every document; the handler table
-    # (lsp/handlers.py) sends the changes straight into the shadow instead.
+    # Text sync: pygls' built-ins keep a copy of every document, then call the handler
+    # registered for the method. These only call it: the handler table (lsp/handlers.py)
+    # registers text sync like every other method, and sends it into the shadow.
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_OPEN, params)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        yield from self._registered(types.TEXT_DOCUMENT_DID_OPEN, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_CHANGE, params)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        yield from self._registered(types.TEXT_DOCUMENT_DID_CHANGE, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        run_text_sync(self.session, types.TEXT_DOCUMENT_DID_CLOSE, params)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        yield from self._registered(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _registered(self, method: str, params: Any) -> Generator[Any, Any, None]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
 
 
 class SessionServer(LanguageServer):
@@ -149,19 +156,37 @@ def _version() -> str:
 
 
 class Session:
-    def __init__(self, hub: Hub, session_id: int) -> None:
-        self.hub = hub
+    """One editor connection; its methods are registered by handlers.register_features."""
+
+    def __init__(self, session_id: int, services: SessionServices) -> None:
         self.id = session_id
+        self.workspaces = services.workspaces
+        self.lints = services.lints
+        self.predictions = services.predictions
+        self.lint_cache = services.lint_cache
+        self.commands = services.commands
+        self.client_events = services.client_events
+        self._engine = services.engine
         self.server = SessionServer(self, SERVER_NAME, _version())
-        self.sync = TextSync(self)
-        self.progress = EngineProgressReporter(self)
+        self.sync = TextSync(
+            self,
+            services.workspaces,
+            services.peers,
+            services.lints,
+            services.predictions,
+            services.text_sync_ms,
+        )
+        self.progress = EngineProgressReporter(session_id, self.server, services.engine)
         self.clean_exit = False
         self.exit_requested = False
         self._stopped = asyncio.Event()
-        register_features(self)
 
     def __repr__(self) -> str:
         return f"Session({self.id})"
+
+    @property
+    def predictor(self) -> Predictor | None:
+        return self._engine.predictor
 
     @property
     def protocol(self) -> SessionProtocol:
@@ -188,8 +213,7 @@ class Session:
 
     def open_document_workspaces(self) -> list[ShadowWorkspace]:
         """The existing workspaces holding the documents this editor has open."""
-        registry = self.hub.workspaces
-        found = (registry.existing_for_uri(uri) for uri in self.sync.open_uris)
+        found = (self.workspaces.existing_for_uri(uri) for uri in self.sync.open_uris)
         return list({id(ws): ws for ws in found if ws is not None}.values())
 
     def open_root_workspace(self) -> None:
@@ -197,7 +221,7 @@ class Session:
         share one lock (marker discovery could otherwise split a project)."""
         for root in self.folder_roots():
             try:
-                self.hub.workspaces.for_root(root)
+                self.workspaces.for_root(root)
             except Exception as exc:  # a root that is no directory: files find their own
                 logger.info("session %d: no workspace for %s: %s", self.id, root, exc)
 

@@ -50,7 +50,7 @@ def editable_workspace(session: Session, uri: str) -> ShadowWorkspace:
         real = uri_to_path(uri).resolve()
     except (ValueError, OSError) as exc:
         raise JsonRpcInvalidParams(f"{uri}: {exc}") from exc
-    registry = session.hub.workspaces
+    registry = session.workspaces
     roots = [Path(root).resolve() for root in session.folder_roots()]
     roots += [ws.root for ws in session.open_document_workspaces()]
     if not any(real == root or root in real.parents for root in roots):
@@ -63,7 +63,6 @@ def editable_workspace(session: Session, uri: str) -> ShadowWorkspace:
 
 async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
     changes = parse_workspace_edit(session, raw)
-    hub = session.hub
     # Every target is checked before the first edit lands: a bad one writes nothing.
     targets = {uri: editable_workspace(session, uri) for uri in changes}
     results: dict[str, Any] = {}
@@ -76,12 +75,12 @@ async def apply_workspace_edit(session: Session, raw: Any) -> dict[str, Any]:
         except (ValueError, KeyError, OSError) as exc:
             raise JsonRpcInvalidParams(f"{uri}: {exc}") from exc
         results[uri] = _describe(result)
-        hub.workspaces.diagnostics.schedule(uri, delay_s=0)
-        hub.predictions.on_document_changed(uri)
+        session.lints.schedule(uri, delay_s=0)
+        session.predictions.on_document_changed(uri)
         document = workspace.document(uri)
         if document is None or before is None:
             continue  # no editor shows it
-        for other in hub.workspaces.sessions_with(uri):
+        for other in session.workspaces.sessions_with(uri):
             push_text(other, uri, before, document.text)
     return {"applied": True, "results": results}
 

@@ -13,8 +13,8 @@ from lsprotocol import types
 from shadowtab.lsp.diagnostics import DiagnosticsPublisher
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.hub import Hub, HubOptions
-    from shadowtab.lsp.session import Session
+    from shadowtab.lsp.options import HubOptions
+    from shadowtab.lsp.services import Peer, Peers, Predictions
     from shadowtab.shadow_workspace import DiskEvent, ShadowWorkspace, Workspaces
 
 logger = logging.getLogger(__name__)
@@ -27,12 +27,14 @@ DISK_CONFLICT = (
 
 
 class WorkspaceRegistry:
-    def __init__(self, hub: Hub, options: HubOptions) -> None:
-        self.hub = hub
+    def __init__(self, peers: Peers, predictions: Predictions, options: HubOptions) -> None:
+        self._peers = peers
         self.options = options
         self._workspaces: Workspaces | None = None
         self._watched: set[int] = set()
-        self.diagnostics = DiagnosticsPublisher(hub, options.lint_debounce_ms / 1000)
+        self.diagnostics = DiagnosticsPublisher(
+            self, peers, predictions, options.lint_debounce_ms / 1000
+        )
 
     @property
     def registry(self) -> Workspaces:
@@ -99,7 +101,7 @@ class WorkspaceRegistry:
         if event.kind == "conflict":
             message = DISK_CONFLICT.format(uri=event.uri, detail=event.detail)
             params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-            for session in self.sessions_with(event.uri) or list(self.hub.sessions):
+            for session in self.sessions_with(event.uri) or self._peers.peers():
                 session.notify(types.WINDOW_SHOW_MESSAGE, params)
         elif event.kind in ("followed", "rebased", "changed"):
             self.diagnostics.schedule(event.uri)
@@ -108,16 +110,16 @@ class WorkspaceRegistry:
         """Tell every session the lock's state (holder, pending files), e.g. after an
         agent's write added pending files under the same holder."""
         params = workspace.lock_status()
-        for session in list(self.hub.sessions):
+        for session in self._peers.peers():
             session.notify(LOCK_CHANGED, params)
 
     def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
         params = workspace.lock_status()
-        for session in list(self.hub.sessions):
+        for session in self._peers.peers():
             session.notify(LOCK_CHANGED, params)
         self.diagnostics.refresh_pending(workspace)
 
-    def sessions_with(self, uri: str) -> list[Session]:
+    def sessions_with(self, uri: str) -> list[Peer]:
         """The sessions whose editors show `uri`."""
         try:
             document = self.registry.for_uri(uri).document(uri)
@@ -125,7 +127,7 @@ class WorkspaceRegistry:
             return []
         if document is None or not document.editors:
             return []
-        return [s for s in self.hub.sessions if s.id in document.editors]
+        return self._peers.peers_showing(document)
 
     def all(self) -> list[ShadowWorkspace]:
         return [] if self._workspaces is None else list(self._workspaces.all())

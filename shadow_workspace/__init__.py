@@ -23,11 +23,12 @@ from .model import (
     UnknownDocument,
     UnsupportedFile,
 )
+from .model_edit import ModelEditResult
 from .model_spans import minimal_change
 from .registry import Workspaces
 from .save_lock import TAKE_MODES, LockEvent, SaveLock, TakeResult
 from .store import Conflict, DocumentStore
-from .workspace import ModelEditResult, ShadowWorkspace
+from .workspace import ShadowWorkspace
 
 __all__ = [
     "DEFAULT_LINTERS",

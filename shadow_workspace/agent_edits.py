@@ -15,9 +15,10 @@ from pathlib import Path
 
 from .disk import path_to_uri, read_text, resolve_inside, uri_to_path
 from .model import DocumentTooLarge, ShadowError, UnsupportedFile
+from .model_edit import ModelEditResult
 from .model_spans import minimal_change
 from .patching import FilePatch, PatchError, apply_hunks, parse_patch
-from .workspace import ModelEditResult, ShadowWorkspace
+from .workspace import ShadowWorkspace
 
 # One call writes at most this much text in all: an agent's edit is source code a person
 # reviews, and the control socket's frames stop at 16 MiB.

@@ -111,6 +111,12 @@ class DocumentStore:
         self.documents.pop(key, None)
         self.conflicts.pop(key, None)
 
+    def unload_if_clean(self, doc: ShadowDocument) -> None:
+        """A document no editor shows, now equal to the disk, need not stay in memory
+        (its edit history stays for the predictor)."""
+        if not doc.open and not doc.pending:
+            self.unload(doc)
+
     def forget(self, doc: ShadowDocument) -> None:
         """Drop `doc`, its edit history and its journal entry."""
         self.unload(doc)

@@ -5,70 +5,44 @@ thread."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from . import disk_sync, journal_replay
+from .commit import commit_document, commit_for_take
 from .disk import (
     MAX_DOCUMENT_BYTES,
-    atomic_write,
-    check_document_size,
-    path_to_uri,
     read_text,
     refuse_symlinks_below,
     resolve_inside,
     uri_to_path,
 )
-from .disk_sync import DiskEvent, DiskListener
+from .disk_follow import DiskFollower
+from .disk_sync import DiskListener
 from .document import ShadowDocument
 from .history import COALESCE_WINDOW_S, EditHistory
 from .journal import Journal, journal_path
-from .linting import (
-    DEFAULT_LINT_MAX_MB,
-    DEFAULT_LINTERS,
-    LinterSpec,
-    LintReport,
-    lint_text,
-    linters_for,
-    size_skip,
-)
+from .lint_document import lint_document
+from .linting import DEFAULT_LINT_MAX_MB, DEFAULT_LINTERS, LinterSpec, LintReport, lint_text
 from .model import (
     Author,
     Diagnostic,
-    DiskWriteError,
     EditEvent,
     ShadowError,
     TextChange,
     UnknownDocument,
     UnsupportedFile,
 )
+from .model_edit import ModelEditResult, to_eol
 from .pending_diff import unified_diff
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
+from .size_limits import check_growth, check_text_size
 from .store import Conflict, DocumentStore
-from .watcher import DiskWatcher
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelEditResult:
-    """What apply_model_edit did: `written` when the user holds the lock and the file was
-    committed; `conflict` when that commit was refused (the edit stays in the shadow)."""
-
-    uri: str
-    version: int
-    holder: str
-    written: bool
-    pending: bool
-    conflict: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ShadowWorkspace:
@@ -96,33 +70,18 @@ class ShadowWorkspace:
         if journal_dir is not None:
             journal = Journal(journal_path(Path(journal_dir), self.root))
         self.store = DocumentStore(self.root, self.lock, self.history, journal, max_document_bytes)
-        self._disk_listeners: list[DiskListener] = []
         self._mutex = threading.RLock()
+        self.disk = DiskFollower(self.root, self.store, self._mutex)
         if journal is not None:
             journal_replay.restore_from_journal(self.store)
             self.lock.add_listener(self._journal_lock)
-        self._watcher: DiskWatcher | None = None
         if watch:
-            self._start_watcher()
-
-    def _start_watcher(self) -> None:
-        """Without a watcher (inotify limits) outside changes are still caught at commit
-        time, where the disk is always compared with the base."""
-        try:
-            watcher = DiskWatcher(self.root, self.on_disk_change)
-            watcher.start()
-        except OSError as exc:
-            log.warning("no disk watcher for %s (%s): conflicts show at commit", self.root, exc)
-            return
-        self._watcher = watcher
-        for doc in self.store.documents.values():  # restored from the journal
-            watcher.watch_folder_of(doc.path)
+            self.disk.start()
 
     def _hold(self, key: str, doc: ShadowDocument) -> None:
         """Keep `doc` in the shadow, and watch its folder for changes made outside."""
         self.store.documents[key] = doc
-        if self._watcher is not None:
-            self._watcher.watch_folder_of(doc.path)
+        self.disk.watch_folder_of(doc.path)
 
     def __repr__(self) -> str:
         return f"ShadowWorkspace({str(self.root)!r}, holder={self.lock.holder})"
@@ -164,7 +123,7 @@ class ShadowWorkspace:
                 existing.language_id = language_id or existing.language_id
                 return existing
             path = uri_to_path(uri).absolute()
-            self._check_size(path, text)
+            check_text_size(path, text, self.store.max_document_bytes)
             on_disk = read_text(resolve_inside(self.root, path), self.store.max_document_bytes)
             doc = ShadowDocument(
                 uri,
@@ -239,11 +198,11 @@ class ShadowWorkspace:
         """Model holds the lock: the edit lands in the shadow only. User holds it: the
         shadow and then the disk (atomically, only over the base version)."""
         with self._mutex:
-            self._check_model_target(uri)
+            self.check_model_target(uri)
             doc = self.load_document(uri)
             eol = doc.eol
             if eol != "\n":  # keep the file's line endings
-                changes = [TextChange(c.range, _to_eol(c.text, eol)) for c in changes]
+                changes = [TextChange(c.range, to_eol(c.text, eol)) for c in changes]
             self._apply(doc, list(changes), None, "model")
             written, conflict = False, None
             if not self.lock.model_holds and doc.pending:
@@ -256,7 +215,7 @@ class ShadowWorkspace:
             result = ModelEditResult(
                 doc.uri, doc.version, self.lock.holder, written, doc.pending, conflict
             )
-            self._unload_if_clean(doc)
+            self.store.unload_if_clean(doc)
             return result
 
     @property
@@ -264,14 +223,11 @@ class ShadowWorkspace:
         """Held while a caller changes several documents as one step (agent writes)."""
         return self._mutex
 
-    def check_model_target(self, uri: str) -> None:
-        self._check_model_target(uri)
-
     def unload_if_clean(self, uri: str) -> None:
         with self._mutex:
             doc = self.store.get(uri)
             if doc is not None:
-                self._unload_if_clean(doc)
+                self.store.unload_if_clean(doc)
 
     def release_unless_pending(self) -> list[str]:
         """Give the lock to the model unless the user has unsaved edits: those files are
@@ -282,7 +238,7 @@ class ShadowWorkspace:
                 self.release()
             return pending
 
-    def _check_model_target(self, uri: str) -> None:
+    def check_model_target(self, uri: str) -> None:
         """The model writes only regular files inside the root, never through a link."""
         path = uri_to_path(uri)
         resolve_inside(self.root, path)
@@ -312,7 +268,7 @@ class ShadowWorkspace:
             result = TakeResult(str(self.root), chosen)
             if chosen == "commit":
                 for doc in self.pending_documents():
-                    self._take_commit(doc, result)
+                    commit_for_take(self.store, self.root, doc, result)
             elif chosen == "discard":
                 documents = list(self.store.documents.values())
                 for doc in [d for d in documents if disk_sync.has_model_edits(d)]:
@@ -322,15 +278,6 @@ class ShadowWorkspace:
             self.lock.set_holder("user", f"take:{chosen}")
             self._sync_journal()
             return result
-
-    def _take_commit(self, doc: ShadowDocument, result: TakeResult) -> None:
-        try:
-            self._commit(doc)
-            result.written.append(doc.uri)
-            self._unload_if_clean(doc)
-        except (ShadowError, OSError) as exc:
-            self.store.conflict(doc, str(exc))
-            result.conflicts.append({"uri": doc.uri, "error": str(exc)})
 
     def release(self) -> LockEvent | None:
         """Give the lock to the model."""
@@ -374,69 +321,19 @@ class ShadowWorkspace:
         with self._mutex:
             return "".join(unified_diff(doc, self.root) for doc in self.pending_documents())
 
+    # -- disk ----------------------------------------------------------------------------
     def add_disk_listener(self, listener: DiskListener) -> Callable[[], None]:
         """Hear of disk events (called in the watcher's thread); returns a remover."""
-        self._disk_listeners.append(listener)
-        return lambda: self._disk_listeners.remove(listener)
+        return self.disk.add_listener(listener)
 
-    # -- disk ----------------------------------------------------------------------------
     def on_disk_change(self, path: Path) -> None:
         """A file under the root changed on disk (called by the watcher)."""
-        with self._mutex:
-            key = path_to_uri(path.absolute())
-            documents = self.store.documents
-            doc = documents.get(key)
-            if doc is None:
-                doc = next((d for d in documents.values() if d.path.resolve() == path), None)
-            if doc is not None:
-                event = disk_sync.follow_disk(self.store, doc)
-                if event is not None:
-                    self._emit(event)
-
-    def _emit(self, event: DiskEvent) -> None:
-        for listener in list(self._disk_listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("disk listener failed")
+        self.disk.on_disk_change(path)
 
     def _commit(self, doc: ShadowDocument) -> None:
-        if not self.root.is_dir():
-            raise ShadowError(f"the workspace root {self.root} no longer exists: nothing written")
-        if doc.stale_buffer:  # e.g. a model edit of the old buffer after a formatter ran
-            raise ShadowError(
-                f"{doc.path} changed on disk and the editor has not reloaded it yet: "
-                "nothing written (the shadow text is the buffer from before the change)"
-            )
-        real = resolve_inside(self.root, doc.path)
-        refuse_symlinks_below(self.root, doc.path)
-        if not doc.base.exists:  # a new file: its folders may be new too (inside the root)
-            try:
-                real.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise DiskWriteError(str(real), exc) from exc
-        data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
-        new_base = atomic_write(real, data, doc.base)
-        doc.rebase(new_base, doc.text)
-        self.store.resolved(doc)
+        commit_document(self.store, self.root, doc)
 
     # -- edits and journal ---------------------------------------------------------------
-    def _check_size(self, path: Path, text: str) -> None:
-        """Refuse a text over the limit in UTF-8 bytes; encoded only when its length in
-        code points (1 to 4 bytes each) leaves the answer open."""
-        limit = self.store.max_document_bytes
-        if len(text) > limit:
-            check_document_size(path, len(text), limit)
-        elif len(text) * 4 > limit:
-            check_document_size(path, len(text.encode("utf-8", "surrogatepass")), limit)
-
-    def _check_growth(self, doc: ShadowDocument, changes: list[TextChange]) -> None:
-        """Refuse changes that could take `doc` over the limit (counted in code points:
-        exact bytes would mean encoding the whole text on every keystroke)."""
-        kept = 0 if any(c.range is None for c in changes) else doc.length
-        added = sum(len(c.text) for c in changes)
-        if kept + added > self.store.max_document_bytes:
-            check_document_size(doc.path, kept + added, self.store.max_document_bytes)
 
     def _apply(
         self,
@@ -445,7 +342,7 @@ class ShadowWorkspace:
         version: int | None,
         author: Author = "user",
     ) -> list[EditEvent]:
-        self._check_growth(doc, changes)
+        check_growth(doc, changes, self.store.max_document_bytes)
         events = doc.apply(changes, version, author)
         for event in events:
             self.history.record(event)
@@ -457,33 +354,14 @@ class ShadowWorkspace:
             if self.store.journal is not None:
                 self.store.journal.lock(event.holder)
 
-    def _unload_if_clean(self, doc: ShadowDocument) -> None:
-        """A document no editor shows, now equal to the disk, need not stay in memory
-        (its edit history stays for the predictor)."""
-        if not doc.open and not doc.pending:
-            self.store.unload(doc)
-
     def _sync_journal(self) -> None:
         with self._mutex:
             self.store.sync_journal()
 
     # -- linting (of shadow documents and of scratch texts: predictions) -----------------
     async def lint_report(self, uri: str) -> LintReport:
-        """Lint the document as it is now: the text is snapshotted here (cheap) and joined
-        and linted off the calling event loop; a document over the size limit is not."""
-        with self._mutex:
-            doc = self._require(uri)
-            path, language_id = doc.path, doc.language_id
-            if not linters_for(self.linters, path, language_id):
-                return LintReport()
-            skipped = size_skip(doc.length, self.lint_max_chars)
-            if skipped is not None:
-                self.lint_skipped[uri] = skipped
-                return LintReport(skipped=skipped)
-            self.lint_skipped.pop(uri, None)
-            snapshot = doc.snapshot()
-        text = await asyncio.to_thread(snapshot)
-        return await self.lint_text_report(path, text, language_id)
+        """Lint the document as it is now, off the calling event loop (lint_document)."""
+        return await lint_document(self, uri)
 
     async def lint(self, uri: str) -> list[Diagnostic]:
         return (await self.lint_report(uri)).diagnostics
@@ -502,13 +380,7 @@ class ShadowWorkspace:
 
     def close(self) -> None:
         """Stop the watcher, flush the journal."""
-        if self._watcher is not None:
-            self._watcher.stop()
-            self._watcher = None
+        self.disk.stop()
         if self.store.journal is not None:
             self.store.journal.close()
             self.store.journal = None
-
-
-def _to_eol(text: str, eol: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", eol)

@@ -5,7 +5,7 @@ built with: options.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -94,14 +94,6 @@ class Engine(Protocol):
         its model ignores it (its candidates carry no logprobs)."""
         ...
 
-    def complete_stream(
-        self,
-        prompt: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]: ...
-
     def rewrite(
         self,
         prompt: str,
@@ -112,16 +104,6 @@ class Engine(Protocol):
         cancel: threading.Event | None = None,
         n: int = 1,
     ) -> Completion: ...
-
-    def rewrite_stream(
-        self,
-        prompt: str,
-        draft: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        speculative: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]: ...
 
     def tokenize(self, text: str, special: bool = False) -> list[int]: ...
 

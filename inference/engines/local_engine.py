@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from .llama_cpp.kv_cache import PrefixCache
 from .llama_cpp.model_files import default_model_path
 from .llama_cpp.runtime import LlamaRuntime
 from .llama_cpp.scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
-from .llama_cpp.text_output import Emit, stream_in_thread
+from .llama_cpp.text_output import Emit
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
@@ -172,21 +172,6 @@ class LocalEngine:
         check_request(self._limits(), max_tokens, n, min_token_p=min_token_p)
         return self._generate(prompt, None, max_tokens, stop, n, cancel, None, min_token_p)
 
-    def complete_stream(
-        self,
-        prompt: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        check_request(self._limits(), max_tokens, 1)
-        return stream_in_thread(
-            lambda emit, stop_event: self._generate(
-                prompt, None, max_tokens, stop, 1, stop_event, emit
-            ),
-            cancel,
-        )
-
     def rewrite(
         self,
         prompt: str,
@@ -202,24 +187,6 @@ class LocalEngine:
         check_request(self._limits(), max_tokens, n, draft=draft)
         mode = "speculative" if speculative else "greedy"
         return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None)
-
-    def rewrite_stream(
-        self,
-        prompt: str,
-        draft: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        speculative: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        check_request(self._limits(), max_tokens, 1, draft=draft)
-        mode = "speculative" if speculative else "greedy"
-        return stream_in_thread(
-            lambda emit, stop_event: self._generate(
-                prompt, (draft, mode), max_tokens, stop, 1, stop_event, emit
-            ),
-            cancel,
-        )
 
     def clear_cache(self) -> None:
         """Drop every resident prefix (the next request starts cold)."""

@@ -4,7 +4,7 @@ runs without a model; its tests use it)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .api import CacheInfo, Completion, EngineError, RequestStats
@@ -35,15 +35,6 @@ class OffEngine:
     ) -> Completion:
         self._fail()
 
-    def complete_stream(
-        self,
-        prompt: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        self._fail()
-
     def rewrite(
         self,
         prompt: str,
@@ -54,17 +45,6 @@ class OffEngine:
         cancel: threading.Event | None = None,
         n: int = 1,
     ) -> Completion:
-        self._fail()
-
-    def rewrite_stream(
-        self,
-        prompt: str,
-        draft: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        speculative: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
         self._fail()
 
     def cache_info(self) -> CacheInfo:

@@ -16,7 +16,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,7 +32,7 @@ from .api import (
     check_request,
 )
 from .llama_cpp.scheduling import CancelFlag
-from .llama_cpp.text_output import Emit, stream_in_thread
+from .llama_cpp.text_output import Emit
 from .openai_adapter import ServerAdapter, describe, model_card
 from .openai_answer import Answer, AnswerBuilder, as_completion
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
@@ -140,17 +140,6 @@ class OpenAIEngine:
         request = self._request(prompt, max_tokens, stop, None, min_token_p=min_token_p)
         return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
 
-    def complete_stream(
-        self,
-        prompt: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        self._check(prompt, max_tokens, 1)
-        request = self._request(prompt, max_tokens, stop, None)
-        return stream_in_thread(lambda emit, flag: self._completion(request, flag, emit), cancel)
-
     def rewrite(
         self,
         prompt: str,
@@ -166,19 +155,6 @@ class OpenAIEngine:
         self._check(prompt, max_tokens, 1, draft)
         request = self._request(prompt, max_tokens, stop, draft if speculative else None)
         return self._call_completion(lambda flag: self._completion(request, flag, None), cancel)
-
-    def rewrite_stream(
-        self,
-        prompt: str,
-        draft: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        speculative: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        self._check(prompt, max_tokens, 1, draft)
-        request = self._request(prompt, max_tokens, stop, draft if speculative else None)
-        return stream_in_thread(lambda emit, flag: self._completion(request, flag, emit), cancel)
 
     def cache_info(self) -> CacheInfo:
         """The server keeps the KV cache; nothing is resident here."""

@@ -61,16 +61,6 @@ def test_a_crash_during_generation_fails_the_call_and_the_worker_restarts(
     assert worker.complete(FIB, max_tokens=4).texts  # the next request is served
 
 
-def test_a_stream_in_flight_fails_too(worker: WorkerEngine) -> None:
-    stream = worker.complete_stream(FIB, max_tokens=900)
-    assert next(stream)
-    assert worker.pid is not None
-    os.kill(worker.pid, signal.SIGKILL)
-    outcome = in_thread(lambda: list(stream))
-    assert outcome.done.wait(FAIL_WITHIN_S), "the stream hung after the crash"
-    assert isinstance(outcome.error, WorkerDied)
-
-
 def test_requests_while_restarting_say_so(worker: WorkerEngine) -> None:
     assert worker.pid is not None
     os.kill(worker.pid, signal.SIGKILL)

@@ -8,7 +8,8 @@ import socket
 import struct
 
 import pytest
-from shadowtab.inference.engines.worker.frames import ChannelClosed, FrameChannel, FrameError
+from shadowtab.inference.engines.worker.frames import ChannelClosed, FrameChannel
+from shadowtab.inference.msgpack_frames import FrameError
 
 
 def channel_pair(limit: int = 1024) -> tuple[FrameChannel, FrameChannel]:

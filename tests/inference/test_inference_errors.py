@@ -70,16 +70,6 @@ def test_a_cancelled_event_stops_before_any_work(engine: LlamaCppEngine) -> None
         engine.warm("# never warmed\n" + FIB, cancel=cancel)
 
 
-def test_abandoned_stream_cancels_the_request(engine: LlamaCppEngine) -> None:
-    stream = engine.complete_stream(FIB, 300)
-    first = next(iter(stream))
-    assert first
-    started = time.perf_counter()
-    stream.close()  # type: ignore[attr-defined]
-    assert time.perf_counter() - started < 5
-    assert engine.complete(FIB, 2).texts
-
-
 def test_bad_requests_get_clear_errors(engine: LlamaCppEngine) -> None:
     with pytest.raises(EngineError, match="empty draft"):
         engine.rewrite(FIB, "", 8)

@@ -89,14 +89,6 @@ def test_rewrite_respects_stop_and_max_tokens(engine: LlamaCppEngine) -> None:
     assert short.token_ids == plain.token_ids[:5]
 
 
-def test_streaming_yields_the_same_text(engine: LlamaCppEngine) -> None:
-    plain = engine.rewrite(CLASS, "x", 24, speculative=False)
-    streamed = "".join(engine.rewrite_stream(CLASS, plain.texts[0], 24))
-    assert streamed == plain.texts[0]
-    completed = "".join(engine.complete_stream(CLASS, 24))
-    assert completed == engine.complete(CLASS, 24).texts[0]
-
-
 def test_several_candidates_best_first(engine: LlamaCppEngine) -> None:
     best = engine.complete(FIB + "    if n", 12)
     many = engine.complete(FIB + "    if n", 12, n=3)

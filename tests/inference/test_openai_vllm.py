@@ -83,7 +83,6 @@ def test_vllm_rewrite_candidates_cancel(vllm_engine: OpenAIEngine) -> None:
     threading.Timer(0.3, cancel.set).start()
     with pytest.raises(Cancelled):
         vllm_engine.complete(FIB, 1000, cancel=cancel)
-    assert "".join(vllm_engine.complete_stream(FIB, 8)) == vllm_engine.complete(FIB, 8).texts[0]
 
 
 def test_vllm_serves_the_packaged_adapter(vllm_url: str, torch_engine: TorchEngine) -> None:

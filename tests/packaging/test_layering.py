@@ -1,7 +1,9 @@
 """Dependencies point one way: daemon -> lsp -> (shadow_workspace, inference); the last
 two never import each other, lsp or daemon. And no package has an import cycle: the
 module graph (every import, function-local ones included; `if TYPE_CHECKING:` blocks
-left out, they never run) has no strongly connected component of more than one module."""
+left out, they never run) has no strongly connected component of more than one module.
+Inside lsp/ not even the type-only imports form a cycle: each module can be read (and
+typed) without the others above it."""
 
 from __future__ import annotations
 
@@ -40,21 +42,27 @@ def _is_type_checking(node: ast.AST) -> bool:
     )
 
 
-def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+def _import_nodes(
+    node: ast.AST, type_checking: bool = False
+) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports under `node`; those under `if TYPE_CHECKING:` only with type_checking."""
     for child in ast.iter_child_nodes(node):
-        if _is_type_checking(child):
+        if _is_type_checking(child) and not type_checking:
             continue
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
-        yield from _import_nodes(child)
+        yield from _import_nodes(child, type_checking)
 
 
-def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
+def imported_modules(
+    name: str, path: Path, known: set[str], type_checking: bool = False
+) -> set[str]:
     """The shadowtab modules `name` imports: `from a import b` counts as a.b when that is
     a module, else as a; relative imports are resolved against the package."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _import_nodes(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in _import_nodes(tree, type_checking):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
             continue
@@ -71,10 +79,12 @@ def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known and m != name}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     files = module_files()
     known = set(files)
-    return {name: imported_modules(name, path, known) for name, path in files.items()}
+    return {
+        name: imported_modules(name, path, known, type_checking) for name, path in files.items()
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -128,6 +138,14 @@ def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
 
 
+def test_no_type_checking_cycles_in_lsp() -> None:
+    """Type-only imports count here: a cycle through them (Session <-> Hub) means each
+    side must be understood, typed and changed with the other."""
+    graph = import_graph(type_checking=True)
+    lsp = {name: targets for name, targets in graph.items() if name.startswith("shadowtab.lsp")}
+    assert cycles({name: targets & lsp.keys() for name, targets in lsp.items()}) == []
+
+
 def test_a_cycle_would_be_caught() -> None:
     """The check itself: a function-local import back into a module that imports the
     caller is a cycle; a TYPE_CHECKING import is not."""
@@ -145,3 +163,10 @@ def test_a_cycle_would_be_caught() -> None:
         for alias in node.names
     ]
     assert names == ["y"]
+    typed = [
+        alias.name
+        for node in _import_nodes(ast.parse(source), type_checking=True)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert typed == ["x", "y"]

@@ -1,18 +1,14 @@
-"""Turning generated token pieces into text: incremental UTF-8, stop strings, and streaming
-that holds back just enough to never emit part of a stop string; the streaming variants
-run a blocking request in a worker thread and yield its text as it is produced
-(abandoning the iterator cancels the request)."""
+"""Turning generated token pieces into text: incremental UTF-8, stop strings, and an
+optional `emit` of the text as it grows that holds back just enough to never emit part
+of a stop string (benchmarks/ghost_partial_rewrite.py reads a rewrite's partial output
+through it)."""
 
 from __future__ import annotations
 
 import codecs
-import queue
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 Emit = Callable[[str], None]
-_DONE = object()
 
 
 class TextAssembler:
@@ -54,49 +50,3 @@ class TextAssembler:
         if end > self._emitted:
             self._emit(self.text[self._emitted : end])
             self._emitted = end
-
-
-class EitherEvent:
-    """Set when the caller's cancel event or the stream's own stop event is set."""
-
-    def __init__(self, *events: threading.Event | None) -> None:
-        self._events = [e for e in events if e is not None]
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self._events)
-
-
-def stream_in_thread(
-    run: Callable[[Emit, EitherEvent], Any], cancel: threading.Event | None
-) -> Iterator[str]:
-    stop = threading.Event()
-    either = EitherEvent(cancel, stop)
-    pieces: queue.Queue[object] = queue.Queue()
-
-    def work() -> None:
-        try:
-            run(pieces.put, either)
-            pieces.put(_DONE)
-        except BaseException as exc:  # handed to the consumer, raised there
-            pieces.put(exc)
-
-    worker = threading.Thread(target=work, name="shadowtab-engine-stream", daemon=True)
-    worker.start()
-    return _drain(pieces, stop, worker)
-
-
-def _drain(
-    pieces: queue.Queue[object], stop: threading.Event, worker: threading.Thread
-) -> Iterator[str]:
-    try:
-        while True:
-            item = pieces.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            assert isinstance(item, str)
-            yield item
-    finally:
-        stop.set()
-        worker.join()

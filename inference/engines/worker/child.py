@@ -17,11 +17,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ...msgpack_frames import FrameError
 from .. import create_engine
 from ..api import Engine, EngineError
 from ..load_failure import describe_load_failure
-from .frames import ChannelClosed, FrameChannel, FrameError
-from .wire import CALLS, GENERATING, STREAMS, error_to_wire, options_from_wire, result_to_wire
+from .frames import ChannelClosed, FrameChannel
+from .wire import CALLS, GENERATING, error_to_wire, options_from_wire, result_to_wire
 
 logger = logging.getLogger("shadowtab.engine_worker")
 LOAD_FAILED_EXIT = 3  # the model could not load: the daemon does not restart the worker
@@ -114,7 +115,7 @@ class WorkerServer:
         self, request_id: int, method: str, args: dict[str, Any], cancel: WatchedEvent
     ) -> None:
         try:
-            result = self._call(request_id, method, args, cancel)
+            result = self._call(method, args, cancel)
             reply = {"op": "reply", "id": request_id, "result": result_to_wire(result)}
             if method != "stats":  # every reply refreshes the daemon's copy of stats()
                 reply["stats"] = self.engine.stats()
@@ -126,13 +127,7 @@ class WorkerServer:
         with contextlib.suppress(ChannelClosed):  # the daemon is gone: serve() ends too
             self.channel.send(reply)
 
-    def _call(
-        self, request_id: int, method: str, args: dict[str, Any], cancel: WatchedEvent
-    ) -> Any:
-        if method in STREAMS:
-            for text in getattr(self.engine, method)(**args, cancel=cancel):
-                self.channel.send({"op": "piece", "id": request_id, "text": text})
-            return None
+    def _call(self, method: str, args: dict[str, Any], cancel: WatchedEvent) -> Any:
         if method not in CALLS or not hasattr(self.engine, method):
             raise EngineError(f"the engine has no method {method!r}")
         if method in GENERATING:

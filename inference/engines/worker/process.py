@@ -16,12 +16,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from ...msgpack_frames import FrameError
 from ..api import EngineError
 from ..options import EngineOptions
-from .frames import ChannelClosed, FrameChannel, FrameError
+from .frames import ChannelClosed, FrameChannel
 from .wire import WorkerDied, error_from_wire, options_to_wire
 
 logger = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ CHILD_MODULE = "shadowtab.inference.engines.worker.child"
 CANCEL_POLL_S = 0.02  # how often a waiting call looks at its cancel event
 EXIT_WAIT_S = 5.0  # after EOF, how long the child gets to be reaped before a SIGKILL
 
-Item = tuple[str, Any]  # ("piece", text) | ("reply", result) | ("error", EngineError)
+Item = tuple[str, Any]  # ("reply", result) | ("error", EngineError)
 
 
 class WorkerProcess:
@@ -107,7 +108,7 @@ class WorkerProcess:
             self._on_change()
         elif op == "load_failed":
             self.load_error = error_from_wire(message.get("type"), message.get("message"))
-        elif op in ("piece", "reply", "error"):
+        elif op in ("reply", "error"):
             self._deliver(message)
         else:
             logger.warning("engine worker %d sent an unknown op %r", self.pid, op)
@@ -116,11 +117,8 @@ class WorkerProcess:
         with self._lock:
             waiting = self._pending.get(message.get("id", -1))
         if waiting is None:
-            return  # a call its caller abandoned (cancelled stream)
-        op = message["op"]
-        if op == "piece":
-            waiting.put(("piece", str(message.get("text", ""))))
-        elif op == "reply":
+            return  # a call its caller abandoned
+        if message["op"] == "reply":
             if isinstance(message.get("stats"), dict):
                 self.stats = message["stats"]
             waiting.put(("reply", message.get("result")))
@@ -151,21 +149,6 @@ class WorkerProcess:
     def call(self, method: str, args: dict[str, Any], cancel: threading.Event | None) -> Any:
         """The worker's result for `method` (plain data); its error re-raised as the same
         EngineError class; WorkerDied when it dies first."""
-        for kind, value in self._exchange(method, args, cancel):
-            if kind == "reply":
-                return value
-        raise AssertionError("unreachable: a call ends with a reply or an error")
-
-    def stream(
-        self, method: str, args: dict[str, Any], cancel: threading.Event | None
-    ) -> Iterator[str]:
-        for kind, value in self._exchange(method, args, cancel):
-            if kind == "piece":
-                yield value
-
-    def _exchange(
-        self, method: str, args: dict[str, Any], cancel: threading.Event | None
-    ) -> Iterator[Item]:
         request_id, waiting = self._register()
         cancel_sent = answered = False
         try:
@@ -177,15 +160,13 @@ class WorkerProcess:
                     kind, value = waiting.get(timeout=CANCEL_POLL_S if cancel else None)
                 except queue.Empty:
                     continue
-                answered = kind != "piece"
+                answered = True
                 if kind == "error":
                     raise value
-                yield kind, value
-                if kind == "reply":
-                    return
+                return value
         finally:
             if not (cancel_sent or answered or self._dead):
-                self._send_cancel(request_id)  # the caller abandoned a stream
+                self._send_cancel(request_id)  # the caller gave up before the answer
             self._unregister(request_id)
 
     def _register(self) -> tuple[int, queue.Queue[Item]]:

@@ -6,13 +6,12 @@ decoding loop, so the daemon's GIL stays free for LSP traffic."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..api import CacheInfo, Completion, RequestStats
 from ..options import EngineOptions
 from .policy import WorkerPolicy
-from .process import WorkerProcess
 from .supervisor import WorkerSupervisor
 from .wire import WorkerDied, cache_info_from_wire, completion_from_wire, stats_from_wire
 
@@ -76,16 +75,6 @@ class WorkerEngine:
         }
         return completion_from_wire(self._call("complete", args, cancel))
 
-    def complete_stream(
-        self,
-        prompt: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        args = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop)}
-        return self._stream("complete_stream", args, cancel)
-
     def rewrite(
         self,
         prompt: str,
@@ -105,24 +94,6 @@ class WorkerEngine:
             "n": n,
         }
         return completion_from_wire(self._call("rewrite", args, cancel))
-
-    def rewrite_stream(
-        self,
-        prompt: str,
-        draft: str,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        speculative: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        args = {
-            "prompt": prompt,
-            "draft": draft,
-            "max_tokens": max_tokens,
-            "stop": list(stop),
-            "speculative": speculative,
-        }
-        return self._stream("rewrite_stream", args, cancel)
 
     def tokenize(self, text: str, special: bool = False) -> list[int]:
         return list(self._call("tokenize", {"text": text, "special": special}, None))
@@ -152,25 +123,6 @@ class WorkerEngine:
         process = self.supervisor.ready_process()
         try:
             return process.call(method, args, cancel)
-        except WorkerDied:
-            self.supervisor.count_failed_request()
-            raise
-
-    def _stream(
-        self, method: str, args: dict[str, Any], cancel: threading.Event | None
-    ) -> Iterator[str]:
-        process = self.supervisor.ready_process()  # not ready: raised here, not at next()
-        return self._pieces(process, method, args, cancel)
-
-    def _pieces(
-        self,
-        process: WorkerProcess,
-        method: str,
-        args: dict[str, Any],
-        cancel: threading.Event | None,
-    ) -> Iterator[str]:
-        try:
-            yield from process.stream(method, args, cancel)
         except WorkerDied:
             self.supervisor.count_failed_request()
             raise

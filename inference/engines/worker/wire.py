@@ -7,7 +7,7 @@ Daemon -> worker: {"op": "init", "options": {...}, "beat_s": float}, then
 {"op": "close"}.
 Worker -> daemon: {"op": "progress", "value": float} while loading, then {"op": "ready",
 "stats": {...}} or {"op": "load_failed", "type": str, "message": str}; per call
-{"op": "piece", "id", "text"} (streams), then {"op": "reply", "id", "result", "stats"}
+{"op": "reply", "id", "result", "stats"}
 or {"op": "error", "id", "type", "message"}; and {"op": "beat", "stalled_s": float}
 every beat_s seconds."""
 
@@ -28,11 +28,10 @@ from ..api import (
 )
 from ..options import EngineOptions
 
-# The Engine methods a worker serves; the streaming ones answer with pieces first.
+# The Engine methods a worker serves.
 CALLS = frozenset({"warm", "complete", "rewrite", "tokenize", "cache_info", "clear_cache", "stats"})
-STREAMS = frozenset({"complete_stream", "rewrite_stream"})
 # Calls that run the model: their cancel event is watched for progress (see child.py).
-GENERATING = frozenset({"warm", "complete", "rewrite", *STREAMS})
+GENERATING = frozenset({"warm", "complete", "rewrite"})
 ERRORS: dict[str, type[EngineError]] = {
     cls.__name__: cls for cls in (EngineError, ModelLoadError, EngineNotReady, Cancelled)
 }

@@ -1,0 +1,49 @@
+"""Committing a shadow document: its text written over the file, atomically and only
+over the disk version it is based on, inside the root and never through a link. Runs
+under the workspace's mutex."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .disk import atomic_write, refuse_symlinks_below, resolve_inside
+from .document import ShadowDocument
+from .model import DiskWriteError, ShadowError
+from .save_lock import TakeResult
+from .store import DocumentStore
+
+
+def commit_document(store: DocumentStore, root: Path, doc: ShadowDocument) -> None:
+    """Write `doc`'s text to its file; the written version becomes its base."""
+    if not root.is_dir():
+        raise ShadowError(f"the workspace root {root} no longer exists: nothing written")
+    if doc.stale_buffer:  # e.g. a model edit of the old buffer after a formatter ran
+        raise ShadowError(
+            f"{doc.path} changed on disk and the editor has not reloaded it yet: "
+            "nothing written (the shadow text is the buffer from before the change)"
+        )
+    real = resolve_inside(root, doc.path)
+    refuse_symlinks_below(root, doc.path)
+    if not doc.base.exists:  # a new file: its folders may be new too (inside the root)
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DiskWriteError(str(real), exc) from exc
+    data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
+    new_base = atomic_write(real, data, doc.base)
+    doc.rebase(new_base, doc.text)
+    store.resolved(doc)
+
+
+def commit_for_take(
+    store: DocumentStore, root: Path, doc: ShadowDocument, result: TakeResult
+) -> None:
+    """`lock take --commit` of one document: written (and unloaded when no editor shows
+    it), or its conflict kept and listed in `result`."""
+    try:
+        commit_document(store, root, doc)
+        result.written.append(doc.uri)
+        store.unload_if_clean(doc)
+    except (ShadowError, OSError) as exc:
+        store.conflict(doc, str(exc))
+        result.conflicts.append({"uri": doc.uri, "error": str(exc)})
