@@ -62,3 +62,40 @@ def load_model() -> Any:
 
     gguf = packaged_gguf()
     return AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+
+
+# A small random model of the same family (llama, the packaged vocabulary) for tests
+# of the training mechanics: checkpoints, resume, refusal; it learns nothing useful.
+TINY = "tiny-random"
+PACKAGED = "packaged"
+BASES = (PACKAGED, TINY)
+
+
+def base_fingerprint(name: str) -> str:
+    """What a checkpoint's weights were trained from: a checkpoint of another base is
+    refused, whatever its shape."""
+    if name == TINY:
+        return "tiny-random-llama:h32:l2:seed0"
+    gguf = packaged_gguf()
+    return f"{gguf.name}:{gguf.stat().st_size}"
+
+
+def load_base(name: str) -> Any:
+    if name == PACKAGED:
+        return load_model()
+    if name != TINY:
+        raise ValueError(f"unknown base {name!r} (known: {', '.join(BASES)})")
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    return LlamaForCausalLM(config)

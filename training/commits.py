@@ -50,15 +50,35 @@ def _start(line: int, length: int) -> int:
     return line if length == 0 else line - 1
 
 
+class BadRecord(ValueError):
+    """A corpus record whose texts do not match its hunks: skipped and counted, never
+    mined (its situations would teach edits nobody made)."""
+
+
 def commit_from_record(record: Mapping[str, Any]) -> Commit:
-    before = tuple(record["before"].splitlines(keepends=True))
-    after = tuple(record["after"].splitlines(keepends=True))
-    hunks = []
-    for old_start, old_len, new_start, new_len in sorted(record["hunks"]):
-        old = _start(old_start, old_len)
-        new = _start(new_start, new_len)
-        hunks.append(Hunk(old, before[old : old + old_len], after[new : new + new_len]))
-    return Commit(record["repo"], record["commit"], record["path"], before, tuple(hunks))
+    """The record as a Commit; BadRecord when its hunks, applied to `before`, do not
+    give `after` (or reach outside the texts)."""
+    try:
+        before = tuple(record["before"].splitlines(keepends=True))
+        after = tuple(record["after"].splitlines(keepends=True))
+        hunks = []
+        for old_start, old_len, new_start, new_len in sorted(record["hunks"]):
+            old = _start(old_start, old_len)
+            new = _start(new_start, new_len)
+            old_lines, new_lines = before[old : old + old_len], after[new : new + new_len]
+            if old < 0 or new < 0 or len(old_lines) != old_len or len(new_lines) != new_len:
+                raise BadRecord(f"hunk {old_start},{old_len} {new_start},{new_len} outside")
+            hunks.append(Hunk(old, old_lines, new_lines))
+        commit = Commit(record["repo"], record["commit"], record["path"], before, tuple(hunks))
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, BadRecord):
+            raise
+        raise BadRecord(f"malformed record: {error!r}") from error
+    if not hunks:
+        raise BadRecord("no hunks")
+    if commit.text_with(range(len(hunks))) != record["after"]:
+        raise BadRecord("before + hunks != after")
+    return commit
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:

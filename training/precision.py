@@ -26,12 +26,12 @@ PROBE_TOKENS = 512  # about one training example
 SCALAR_FALLBACK = 4.0  # bf16 this many times slower than fp32 on the short step: no kernel
 
 
-def autocast(precision: str) -> contextlib.AbstractContextManager[Any]:
-    """The context a forward pass runs in: bf16 autocast, or plain fp32."""
+def autocast(precision: str, device: str = "cpu") -> contextlib.AbstractContextManager[Any]:
+    """The context a forward pass runs in: bf16 autocast (on `device`'s kind), or fp32."""
     import torch
 
     if precision == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
+        return torch.autocast(device.split(":")[0], dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 

@@ -7,6 +7,8 @@ Kinds (see `mine.py` for the mix):
   ended; the answer is hunk k, which lies in the region.
 - `done`: the whole commit done; the answer is the region as it is.
 - `untouched`: nothing done yet and nothing in progress; the answer is the region as is.
+- `keep`: hunk k typed in full (still the edit in progress); the answer keeps it, so
+  the model learns not to undo what the user just typed.
 
 In every kind the answer also applies the later hunks of the commit that lie wholly
 inside the region (what the commit did there); a later hunk that straddles the region's
@@ -37,6 +39,7 @@ class Example:
     prompt: str
     answer: str  # escaped, as the model writes it (without the EOS token)
     draft: str
+    eos: bool = True  # the answer ends on EOS (line completions end on their newline)
 
 
 def _changed_span(old: str, new: str) -> tuple[int, int, int]:
@@ -92,18 +95,48 @@ def _example(
     return Example(kind, rendered.prompt, escape(answer), rendered.draft)
 
 
-def typing(commit: Commit, k: int, rng: random.Random) -> Example | None:
+@dataclass(frozen=True)
+class HalfTyped:
+    """Hunk k part typed: the situation and the text once hunk k is finished."""
+
+    situation: Situation
+    finished: str
+
+
+def half_typed(commit: Commit, k: int, cut: int | None, rng: random.Random) -> HalfTyped | None:
+    """Hunks before k done, hunk k's old stretch deleted and `cut` characters of its new
+    text typed (None: a pause picked by pauses.pick_cut; -1: all of it)."""
     done = commit.text_with(range(k))
     finished = commit.text_with(range(k + 1))
     start, old_end, new_end = _changed_span(done, finished)
     new_text = finished[start:new_end]
     if not new_text.strip():
         return None  # a deletion (or whitespace) is done in one keystroke, not typed
-    typed = new_text[: pick_cut(new_text, rng)]
+    if cut is None:
+        cut = pick_cut(new_text, rng)
+    typed = new_text if cut < 0 else new_text[:cut]
     now = done[:start] + typed + done[old_end:]
     edit = EditInProgress(start, done[start:old_end], typed)
     situation = Situation(commit.path, now, start + len(typed), edit, _past_edits(commit, k))
-    return _example("typing", commit, situation, set(range(k + 1)), range(k + 1, len(commit.hunks)))
+    return HalfTyped(situation, finished)
+
+
+def typing(commit: Commit, k: int, rng: random.Random) -> Example | None:
+    state = half_typed(commit, k, None, rng)
+    if state is None:
+        return None
+    later = range(k + 1, len(commit.hunks))
+    return _example("typing", commit, state.situation, set(range(k + 1)), later)
+
+
+def kept(commit: Commit, k: int, rng: random.Random) -> Example | None:
+    """Hunk k just typed in full: the answer keeps it (and makes the later hunks inside
+    the region), never the old text back."""
+    state = half_typed(commit, k, -1, rng)
+    if state is None:
+        return None
+    later = range(k + 1, len(commit.hunks))
+    return _example("keep", commit, state.situation, set(range(k + 1)), later)
 
 
 def next_hunk(commit: Commit, k: int) -> Example | None:
