@@ -70,7 +70,7 @@ def commit_from_record(record: Mapping[str, Any]) -> Commit:
                 raise BadRecord(f"hunk {old_start},{old_len} {new_start},{new_len} outside")
             hunks.append(Hunk(old, old_lines, new_lines))
         commit = Commit(record["repo"], record["commit"], record["path"], before, tuple(hunks))
-    except (KeyError, TypeError, ValueError) as error:
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
         if isinstance(error, BadRecord):
             raise
         raise BadRecord(f"malformed record: {error!r}") from error
