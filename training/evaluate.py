@@ -24,7 +24,7 @@ from typing import Any
 
 from shadowtab.inference.next_edit.formats.shadowtab import parse_answer, unescape
 
-from training.commits import commit_from_record, read_records
+from training.commits import BadRecord, commit_from_record, read_records
 from training.mine import CORPUS, NO_CHANGE_KINDS, TRAIN_FILES, commit_examples
 from training.situations import Example
 from training.split import is_held_back
@@ -43,7 +43,11 @@ def held_back_examples(corpus: Path, seed: int, pool: int) -> Iterator[Example]:
                 break
             if is_held_back(record):
                 taken += 1
-                yield from commit_examples(commit_from_record(record), rng)
+                try:
+                    commit = commit_from_record(record)
+                except BadRecord:
+                    continue  # bad input: mine.py counts these
+                yield from commit_examples(commit, rng)
 
 
 def pick(corpus: Path, count: int, seed: int) -> dict[str, list[Example]]:

@@ -78,6 +78,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="decay lr linearly from this step to a tenth of it at --max-steps",
     )
+    parser.add_argument(
+        "--decay", action="store_true", help="decay from the end of warm-up (--decay-from W)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="train on the first N examples")
     parser.add_argument("--max-tokens", type=int, default=None, help="skip longer examples")
     parser.add_argument("--eval-every", type=int, default=25)
@@ -172,6 +175,8 @@ class Trainer:
         self.schedule = BatchSchedule(examples, args.batch_size, args.seed)
         if args.epochs is not None:
             args.max_steps = math.ceil(args.epochs * len(examples) / args.batch_size)
+        if args.decay:
+            args.decay_from = args.warmup
         self.model = load_base(args.base)
         if args.mode == "lora":
             self.model = attach(self.model, AdapterShape(args.rank, args.alpha, args.targets))
