@@ -8,12 +8,13 @@ DIR gets data/ (mined examples, unless --data names them), checkpoints/ (resumab
 the exported weights and evaluation.json. On the CPU it trains today's LoRA (r = 8) for
 --steps; on a GPU (`--device cuda`) it runs --epochs over the whole training split in
 bf16 autocast, --batch-size examples a step (64 fills an H200 with room to spare), and
-prints progress and tokens/s. `--mode lora` exports a GGUF LoRA adapter
-(DIR/shadowtab-next-edit.lora.gguf, `[engine] adapter`); `--mode full` a whole GGUF
-model (DIR/shadowtab-full.gguf, `[engine] model_path`). The evaluation runs through
-llama.cpp, so it is skipped where llama-cpp-python is not installed (a GPU machine):
-run `python -m training.evaluate` on the exported file afterwards. `--quick` proves the
-pipeline in minutes (a few steps on a few examples; CI runs it).
+prints progress and tokens/s, and with `--return-dir` writes the checkpoint there in
+pieces a GPU machine can send back (transport.py); export and evaluation then run
+here (training/README.md's runbook), since a GPU machine has no llama.cpp and the
+`shadowtab` package is not installed there (this module imports it only to export).
+`--mode lora` exports a GGUF LoRA adapter (DIR/shadowtab-next-edit.lora.gguf,
+`[engine] adapter`); `--mode full` a whole GGUF model (DIR/shadowtab-full.gguf,
+`[engine] model_path`). `--quick` proves the pipeline in minutes (CI runs it).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import json
 import time
 from pathlib import Path
 
-from training import evaluate, export, export_full, mine, train
+from training import train, transport
 from training.checkpoint import LATEST
 
 ADAPTER_FILE = "shadowtab-next-edit.lora.gguf"
@@ -60,6 +61,8 @@ def mine_step(data: Path, quick: bool) -> Path:
     if is_mined(data):
         progress(f"examples already mined in {data}")
         return data
+    from training import mine
+
     progress("mining examples" + (f" from the first {QUICK_COMMITS} commits" if quick else ""))
     mine.main(["--out", str(data), *(["--limit", str(QUICK_COMMITS)] if quick else [])])
     return data
@@ -70,20 +73,24 @@ def train_args(data: Path, out: Path, args: argparse.Namespace) -> list[str]:
     common += ["--log", str(out / "train.log"), "--no-commit", "--mode", args.mode]
     if args.quick:
         return [*common, *QUICK_TRAINING.split()]
-    if args.device == "cpu":
+    common += ["--base", args.base]
+    if args.device == "cpu" and args.epochs is None:
         return [*common, "--max-steps", str(args.steps), *FULL_TRAINING.split()]
     lr = args.lr if args.lr is not None else GPU_LR[args.mode]
     shape = ["--rank", str(args.rank), "--alpha", str(2 * args.rank)]
     return [
         *common,
         *(shape if args.mode == "lora" else []),
-        *["--device", args.device, "--epochs", str(args.epochs)],
+        *["--device", args.device, "--epochs", str(args.epochs or 3.0)],
         *["--batch-size", str(args.batch_size), "--lr", str(lr)],
         *GPU_TRAINING.split(),
+        *(["--precision", "auto"] if args.device == "cpu" else []),  # a CPU smoke run
     ]
 
 
 def export_step(out: Path, mode: str) -> Path:
+    from training import export, export_full
+
     saved = out / "checkpoints" / LATEST
     if mode == "full":
         return export_full.export_checkpoint(saved, out / FULL_FILE)
@@ -98,12 +105,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mode", choices=("lora", "full"), default="lora")
     parser.add_argument("--rank", type=int, default=64, help="GPU LoRA rank (CPU: r = 8)")
-    parser.add_argument("--epochs", type=float, default=3.0, help="GPU only")
+    parser.add_argument(
+        "--epochs", type=float, default=None, help="epochs over the whole split (GPU: 3)"
+    )
+    parser.add_argument("--base", default="packaged", help="tiny-random: the tests' model")
     parser.add_argument("--batch-size", type=int, default=64, help="GPU only")
     parser.add_argument("--lr", type=float, default=None, help="GPU only")
     parser.add_argument("--steps", type=int, default=3000, help="CPU only")
     parser.add_argument("--eval-n", type=int, default=20)
     parser.add_argument("--no-eval", action="store_true")
+    parser.add_argument(
+        "--return-dir", type=Path, default=None, help="write the checkpoint here in pieces, only"
+    )
     return parser.parse_args(argv)
 
 
@@ -114,12 +127,19 @@ def main(argv: list[str] | None = None) -> None:
     progress(f"training (log: {args.out / 'train.log'}; resumes from {args.out / 'checkpoints'})")
     started = time.monotonic()
     train.main(train_args(data, args.out, args))
-    progress(f"trained in {time.monotonic() - started:.0f} s; exporting")
+    progress(f"trained in {time.monotonic() - started:.0f} s")
+    if args.return_dir is not None:
+        pieces = transport.pack(args.out / "checkpoints" / LATEST, args.return_dir)
+        sizes = ", ".join(f"{p.name} {p.stat().st_size / 2**20:.1f} MiB" for p in pieces)
+        progress(f"checkpoint in pieces: {sizes}")
+        return
     exported = export_step(args.out, args.mode)
     progress(f"exported {exported} ({exported.stat().st_size / 1e6:.1f} MB)")
     if args.no_eval or args.mode == "full" or importlib.util.find_spec("llama_cpp") is None:
         progress("evaluation skipped: run python -m training.evaluate on the exported file")
         return
+    from training import evaluate, mine
+
     progress("evaluating base vs adapter on held-back commits")
     result = evaluate.evaluate(exported, 1 if args.quick else args.eval_n, 0, mine.CORPUS, 2)
     (args.out / "evaluation.json").write_text(json.dumps(result) + "\n")

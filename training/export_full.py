@@ -22,7 +22,7 @@ from shadowtab.inference.engines.gguf_lora import HF_MODULES, permute_rows
 from training.base_model import load_model, packaged_gguf
 
 N_HEAD, N_HEAD_KV = 9, 3  # SmolLM2-135M
-SKIPPED_KEYS = ("GGUF.", "general.file_type", "general.name")
+SKIPPED_KEYS = ("GGUF.", "general.architecture", "general.file_type", "general.name")
 LAYER_NORMS = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm"}
 
 

@@ -319,7 +319,7 @@ class Trainer:
 
     def _progress(self, row: dict[str, Any], started: float) -> None:
         every = self.args.print_every
-        if not every or self.step % every:
+        if not every or (self.step % every and self.step != self.args.max_steps):
             return
         seconds = time.monotonic() - started
         rate = self.tokens_seen / max(seconds, 1e-9)

@@ -138,3 +138,34 @@ def test_a_checkpoint_of_another_shape_or_base_is_refused_and_kept(
         trainer.run()
     after = (path.read_bytes(), path.stat().st_mtime_ns, (tmp_path / "train.log").read_text())
     assert after == before
+
+
+def test_a_full_checkpoint_comes_back_in_small_pieces_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GPU machine returns files of at most 16 MiB: transport.py splits the change
+    (4 bits) and puts it back together as a checkpoint training resumes from."""
+    import torch
+
+    from training import train, transport
+
+    write_data(tmp_path)
+    argv = train_argv(tmp_path, "--mode", "full", "--max-steps", "2", "--lr", "1e-2")
+    first = train.Trainer(train.parse_args(argv))
+    first.run()
+    monkeypatch.setattr(transport, "PIECE_BYTES", 4096)  # several pieces from a tiny model
+    pieces = transport.pack(tmp_path / "ck" / "adapter-latest.pt", tmp_path / "returned")
+    assert len(pieces) > 1 and all(p.stat().st_size <= 4096 for p in pieces)
+    back = tmp_path / "back" / "ck" / "adapter-latest.pt"
+    transport.unpack(tmp_path / "returned", back)
+    second = train.Trainer(train.parse_args([*argv, "--checkpoints", str(back.parent)]))
+    second.resume()
+    assert second.step == 2 and second.rewarm_from == 2  # no Adam state travels
+    trained = dict(first.model.named_parameters())
+    for name, value in second.model.named_parameters():
+        change = (trained[name] - first.base_weights[name]) if name in first.base_weights else None
+        if change is None:
+            assert torch.equal(value, trained[name]), name
+            continue
+        bound = float(change.abs().max()) / 7 / 2 + float(change.abs().max()) / 127 + 1e-6
+        assert (value - trained[name]).abs().max() <= bound, name
