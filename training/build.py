@@ -57,14 +57,15 @@ def is_mined(data: Path) -> bool:
     )
 
 
-def mine_step(data: Path, quick: bool) -> Path:
+def mine_step(data: Path, quick: bool, corpus: Path | None = None) -> Path:
     if is_mined(data):
         progress(f"examples already mined in {data}")
         return data
     from training import mine
 
     progress("mining examples" + (f" from the first {QUICK_COMMITS} commits" if quick else ""))
-    mine.main(["--out", str(data), *(["--limit", str(QUICK_COMMITS)] if quick else [])])
+    limit = ["--limit", str(QUICK_COMMITS)] if quick else []
+    mine.main(["--out", str(data), *limit, *(["--corpus", str(corpus)] if corpus else [])])
     return data
 
 
@@ -102,6 +103,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=None, help="mined examples (default OUT/data)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--corpus", type=Path, default=None, help="default: ../shared/corpus")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mode", choices=("lora", "full"), default="lora")
     parser.add_argument("--rank", type=int, default=64, help="GPU LoRA rank (CPU: r = 8)")
@@ -123,7 +125,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    data = mine_step(args.data or args.out / "data", args.quick)
+    data = mine_step(args.data or args.out / "data", args.quick, args.corpus)
     progress(f"training (log: {args.out / 'train.log'}; resumes from {args.out / 'checkpoints'})")
     started = time.monotonic()
     train.main(train_args(data, args.out, args))
@@ -141,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
     from training import evaluate, mine
 
     progress("evaluating base vs adapter on held-back commits")
-    result = evaluate.evaluate(exported, 1 if args.quick else args.eval_n, 0, mine.CORPUS, 2)
+    corpus = args.corpus or mine.CORPUS
+    result = evaluate.evaluate(exported, 1 if args.quick else args.eval_n, 0, corpus, 2)
     (args.out / "evaluation.json").write_text(json.dumps(result) + "\n")
     print(json.dumps(result), flush=True)
 
