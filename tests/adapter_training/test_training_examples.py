@@ -6,6 +6,7 @@ texts do not match its hunks is refused (and counted by the miner)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from shadowtab.inference.next_edit.candidates import Query
@@ -13,26 +14,28 @@ from shadowtab.inference.next_edit.completion_source import CompletionSource
 from shadowtab.inference.next_edit.formats import get_format
 from shadowtab.inference.next_edit.formats.shadowtab import unescape
 from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
+from shadowtab.inference.next_edit.situation import Situation
 
 from training.commits import BadRecord, commit_from_record
 from training.line_completion import line_example
 from training.situations import half_typed, kept
 
 HEAD = "".join(f"value_{n} = compute({n}, <|im_end|>)\n" for n in range(40))
-RECORD = {
+AFTER = HEAD + "total = add(first, second)\nprint(total)\n"
+RECORD: dict[str, Any] = {
     "repo": "example/repo",
     "commit": "abc",
     "path": "pkg/mod.py",
     "before": HEAD + "total = add(first)\nprint(total)\n",
-    "after": HEAD + "total = add(first, second)\nprint(total)\n",
+    "after": AFTER,
     "hunks": [[41, 1, 41, 1]],
 }
 
 
-def product_prompt(situation: object) -> str:
+def product_prompt(situation: Situation) -> str:
     fmt = get_format("shadowtab")  # the packaged adapter's format
     source = CompletionSource(lambda: None, lambda query: fmt.continuation(query.situation))
-    return source.prompt(Query(situation))  # type: ignore[arg-type]
+    return source.prompt(Query(situation))
 
 
 @pytest.mark.parametrize("cut", [0, 1, 3, 7])
@@ -64,7 +67,7 @@ def test_a_fully_typed_hunk_is_kept_by_the_answer() -> None:
 @pytest.mark.parametrize(
     "broken",
     [
-        {"after": RECORD["after"].replace("value_3 =", "value_three =")},  # outside hunks
+        {"after": AFTER.replace("value_3 =", "value_three =")},  # outside hunks
         {"hunks": [[41, 1, 41, 2]]},  # the wrong length: `print` would come twice
         {"hunks": [[90, 1, 90, 1]]},  # a hunk outside the window
         {"hunks": []},
@@ -80,7 +83,7 @@ def test_the_miner_skips_and_counts_bad_records() -> None:
     pytest.importorskip("llama_cpp")
     from training.mine import mine_all
 
-    bad = {**RECORD, "after": RECORD["after"].replace("value_3 =", "value_three =")}
+    bad = {**RECORD, "after": AFTER.replace("value_3 =", "value_three =")}
     mined = mine_all([RECORD, bad, bad], seed=0)
     assert mined.bad_records == 2
     assert {e["kind"] for e in mined.train + mined.held} >= {"line", "keep"}
