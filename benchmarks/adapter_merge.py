@@ -13,9 +13,9 @@ from pathlib import Path
 
 from bench_cli import run_weights_benchmark
 from shadowtab.inference import LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 
-SAMPLE = Path(__file__).resolve().parents[1] / "inference/engines/llama_cpp/decoding.py"
+SAMPLE = Path(__file__).resolve().parents[1] / "inference/engines/local/decoding.py"
 VARIANTS = {"base": ("none", False), "attached": ("default", False), "merged": ("default", True)}
 
 

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 from bench_cli import run_model_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
-from shadowtab.inference.engines.local_engine import MB
+from shadowtab.inference.engines.local.cpu_load import physical_cores
+from shadowtab.inference.engines.local.engine import MB
 from speculative_edits import first_difference_gap
 
 # label -> (engine.kv_type, flash attention: None = llama.cpp's choice, "auto", which

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.next_edit.events import Edit, edit_context
 from shadowtab.inference.next_edit.formats import FORMATS, get_format
 from shadowtab.inference.next_edit.prompts import completion_prompt

@@ -1,6 +1,6 @@
 """The Python share of decoding: time outside llama.cpp's forward passes, per token.
 
-The engine's decoding loop (inference/engines/llama_cpp/decoding.py) runs in Python
+The engine's decoding loop (inference/engines/local/decoding.py) runs in Python
 around `llama_decode`: it fills the batch, takes the argmax and the top-2 gap, the
 log-probability of each kept token, the text of each token, the KV bookkeeping. Here
 `llama_cpp.llama_decode` is timed in place (the runtime calls it through the module),
@@ -27,7 +27,7 @@ from typing import Any
 import llama_cpp
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 from speculative_edits import PROMPTS, make_draft
 
 TARGET_SHARE = 0.05

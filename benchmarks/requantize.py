@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from bench_cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
-from shadowtab.inference.engines.llama_cpp.model_files import requantize
+from shadowtab.inference.engines.llama_cpp.requantize import requantize
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 
 PROMPTS = [
     'def fibonacci(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n',

@@ -6,7 +6,7 @@ plain greedy, the hardware ceiling S_max(p) = 1 / ((1 - p) + p / r) with r = pre
 / decode speed measured in the same run, their ratio, and the flip rate (outputs that
 differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify, tokens
 checked per decode step of time by a 33-token verification pass, and the ceiling that gives
-(draft lengths: inference/engines/llama_cpp/draft.py). Prints one JSON line.
+(draft lengths: inference/engines/local/draft.py). Prints one JSON line.
 
     python benchmarks/speculative_edits.py [--quick] [--weights q8_0|bf16|auto]
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench_cli import run_weights_benchmark
 from shadowtab.inference import Completion, LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 
 COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
 PROMPTS = [
@@ -82,7 +82,7 @@ def measure_r(engine: LlamaCppEngine, prompt_chars: int) -> tuple[float, float]:
 def measure_verify_r(engine: LlamaCppEngine, k: int = 32) -> float:
     """Tokens a (1 + k)-token verification pass checks per decode step of time: the r that
     bounds speculative edits with passes of that length (draft lengths:
-    inference/engines/llama_cpp/draft.py)."""
+    inference/engines/local/draft.py)."""
     runtime, cache = engine._ready()  # white box: time bare forward passes
     cache.clear()
     tokens = runtime.tokenize(PROMPTS[0] * 20, add_bos=True)[: 64 + k + 1]

@@ -28,7 +28,7 @@ def load_variants(data_dir: Path) -> tuple[dict[str, Any], Any]:
     import torch
     from shadowtab.inference.engines.adapter_files import packaged_adapter
     from shadowtab.inference.engines.gguf_lora import read_gguf_lora
-    from shadowtab.inference.engines.llama_cpp.model_files import default_model_path
+    from shadowtab.inference.engines.model_files import default_model_path
     from shadowtab.inference.engines.torch_lora import head_counts, with_gguf_lora
     from shadowtab.inference.engines.torch_model import _hf_directory, _load_pretrained
     from transformers import AutoTokenizer

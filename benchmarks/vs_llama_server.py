@@ -44,7 +44,7 @@ import httpx
 from kv_reuse import TYPED, inline_prompt, keystrokes, source_file
 from serving import exit_on_sigterm, free_port, serving
 from shadowtab.inference import Completion, LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.cpu_load import physical_cores
+from shadowtab.inference.engines.local.cpu_load import physical_cores
 
 BENCHMARK = "vs_llama_server"
 SERVER_VARIABLE = "SHADOWTAB_LLAMA_SERVER"

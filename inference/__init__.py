@@ -20,7 +20,7 @@ from .engines.api import (
     ModelLoadError,
     RequestStats,
 )
-from .engines.llama_cpp.model_files import default_model_path
+from .engines.model_files import default_model_path
 from .engines.off import OffEngine
 from .engines.options import EngineOptions
 from .engines.settings import EngineKind

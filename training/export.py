@@ -46,7 +46,7 @@ def gguf_tensors(adapter: dict[str, Any]) -> dict[str, Any]:
 
 def write_adapter(path: Path, adapter: dict[str, Any], alpha: float, name: str) -> Path:
     import gguf
-    from shadowtab.inference.engines.llama_cpp.adapter import FORMAT_KEY
+    from shadowtab.inference.engines.adapter_files import FORMAT_KEY
     from shadowtab.inference.next_edit.formats import ADAPTER_FORMAT
 
     path.parent.mkdir(parents=True, exist_ok=True)

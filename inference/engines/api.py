@@ -74,6 +74,12 @@ class CacheInfo:
 
 
 @runtime_checkable
+class CancelFlag(Protocol):
+    """threading.Event or anything with is_set(): how a caller cancels a request."""
+
+    def is_set(self) -> bool: ...
+
+
 class Engine(Protocol):
     """What the daemon, the predictor and the benchmarks use. Calls are thread-safe; a set
     `cancel` event stops a call within one forward pass with inference.Cancelled."""

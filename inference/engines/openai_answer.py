@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Completion, RequestStats
-from .llama_cpp.text_output import Emit, TextAssembler
+from .text_output import Emit, TextAssembler
 
 STOP_REPORT_KEYS = ("stop_reason", "matched_stop")  # where servers say which stop it was
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from .api import (
     CacheInfo,
+    CancelFlag,
     Cancelled,
     Completion,
     EngineError,
@@ -31,12 +32,11 @@ from .api import (
     RequestStats,
     check_request,
 )
-from .llama_cpp.scheduling import CancelFlag
-from .llama_cpp.text_output import Emit
 from .openai_adapter import ServerAdapter, describe, model_card
 from .openai_answer import Answer, AnswerBuilder, as_completion
 from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
+from .text_output import Emit
 
 API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8

@@ -13,8 +13,7 @@ from typing import Any
 
 import httpx
 
-from .api import Cancelled, EngineError, ModelLoadError
-from .llama_cpp.scheduling import CancelFlag
+from .api import CancelFlag, Cancelled, EngineError, ModelLoadError
 
 logger = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})

@@ -15,7 +15,7 @@ from pathlib import Path
 from .adapter_files import SETTING, AdapterError, packaged_adapter
 from .api import ModelLoadError
 from .gguf_lora import read_gguf_lora
-from .llama_cpp.model_files import default_model_path
+from .model_files import default_model_path
 from .torch_lora import write_peft_dir
 
 

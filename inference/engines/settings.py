@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from . import setting_types as checks
-from .llama_cpp.kv_types import DEFAULT_KV_TYPE, KV_TYPES
-from .llama_cpp.model_files import QUANT_TYPES
+from .kv_types import DEFAULT_KV_TYPE, KV_TYPES
 from .setting_types import Setting
 
 # The engine kinds create_engine builds (engines/__init__.py) and where an engine runs.
@@ -23,10 +22,12 @@ ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
 EngineProcess = Literal["worker", "inline"]
 ENGINE_PROCESSES: tuple[str, ...] = get_args(EngineProcess)
 # engine.weights: "auto" measures which type is fastest on this CPU (llama_cpp/
-# weight_choice.py), "as-is" keeps the packaged Q4_1; the rest are model_files' types.
+# weight_choice.py), "as-is" keeps the packaged Q4_1; the rest are the types llama.cpp
+# requantizes it to (llama_cpp/requantize.py; bf16 keeps the Q4_1 values to bf16 precision).
 WEIGHTS_AUTO = "auto"
 WEIGHTS_AS_IS = "as-is"
-WEIGHT_TYPES: tuple[str, ...] = (WEIGHTS_AUTO, *QUANT_TYPES, WEIGHTS_AS_IS)
+REQUANTIZE_TYPES: tuple[str, ...] = ("q8_0", "bf16", "f16", "q4_0")
+WEIGHT_TYPES: tuple[str, ...] = (WEIGHTS_AUTO, *REQUANTIZE_TYPES, WEIGHTS_AS_IS)
 
 
 def adapter_formats() -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """TorchEngine: the packaged model (or any Hugging Face model directory or GGUF file that
 transformers loads) through torch, on CUDA when present, else the CPU, with a LoRA
-adapter through peft. The llama.cpp engine's algorithms run on it unchanged: the prefix
+adapter through peft. The shared local engine's algorithms (local/) run on it unchanged: the prefix
 cache (one DynamicCache per resident prefix, cropped to the common prefix, LRU under the
 MB budget), preemptible warming, speculative edits with the original as the draft (k
 draft tokens verified in one forward pass, the cache cropped on rejection), n
@@ -14,12 +14,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .adapter_files import AdapterError, resolve
-from .llama_cpp.kv_cache import PrefixCache
-from .llama_cpp.runtime import LlamaRuntime
-from .local_engine import MB, RESIDENT_PREFIXES, LocalEngine
+from .local.engine import MB, RESIDENT_PREFIXES, LocalEngine
+from .local.kv_cache import PrefixCache
 from .torch_lora import AdapterApplyError, attach
 from .torch_model import load_model
 from .torch_runtime import TorchRuntime
@@ -28,7 +27,7 @@ from .torch_threads import choose_threads
 logger = logging.getLogger(__name__)
 
 
-class TorchEngine(LocalEngine):
+class TorchEngine(LocalEngine[TorchRuntime]):
     """The request handling is LocalEngine's (shared with LlamaCppEngine); loading and
     the runtime are torch's."""
 
@@ -62,7 +61,7 @@ class TorchEngine(LocalEngine):
 
     def _open(
         self, on_progress: Callable[[float], None] | None
-    ) -> tuple[LlamaRuntime, PrefixCache]:
+    ) -> tuple[TorchRuntime, PrefixCache]:
         if on_progress is not None:
             on_progress(0.0)
         loaded = load_model(
@@ -79,8 +78,7 @@ class TorchEngine(LocalEngine):
         cache = PrefixCache(runtime, RESIDENT_PREFIXES, max(capacity, 1), n_cells)
         if on_progress is not None:
             on_progress(1.0)
-        # TorchRuntime has the operations the decoders and the cache use (duck-typed)
-        return cast(LlamaRuntime, runtime), cache
+        return runtime, cache
 
     def _adapt(self, model: Any, reload: Callable[[], Any]) -> Any:
         """The model with engine.adapter merged in; a bad adapter costs the fine-tuning,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import ModelLoadError
-from .llama_cpp.model_files import GGUF_MAGIC
+from .model_files import GGUF_MAGIC
 
 logger = logging.getLogger(__name__)
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")

@@ -156,6 +156,9 @@ class TorchRuntime:
         _crop_to(fork, end)
         self._caches[dst] = fork
 
+    def kv_bytes_per_token(self) -> int:
+        return self.shape.kv_bytes_per_token()
+
     def seq_state_bytes(self, seq: int) -> int:
         cache = self._caches.get(seq)
         if cache is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from shadowtab.inference.engines.llama_cpp.cpu_load import (
+from shadowtab.inference.engines.local.cpu_load import (
     CpuTimes,
     ThreadChooser,
     physical_cores,

@@ -37,7 +37,7 @@ def closing() -> Iterator[list[LlamaCppEngine]]:
 
 
 def test_default_without_a_packaged_adapter_is_the_base_model(engine: LlamaCppEngine) -> None:
-    from shadowtab.inference.engines.llama_cpp.adapter import packaged_adapter
+    from shadowtab.inference.engines.adapter_files import packaged_adapter
 
     stats = engine.stats()
     assert stats["adapter_setting"] == "default"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 from shadowtab.inference.engines.api import RequestStats, truncate_prompt
-from shadowtab.inference.engines.llama_cpp.decoding import (
+from shadowtab.inference.engines.local.decoding import (
     BRANCH_PATIENCE,
     Branch,
     SequenceWriter,
@@ -15,15 +15,15 @@ from shadowtab.inference.engines.llama_cpp.decoding import (
     prefill,
     speculative,
 )
-from shadowtab.inference.engines.llama_cpp.draft import (
+from shadowtab.inference.engines.local.draft import (
     PASS_COST,
     DraftCursor,
     DraftPolicy,
     pass_cost,
     steps_per_token,
 )
-from shadowtab.inference.engines.llama_cpp.kv_cache import PrefixCache, common_prefix_length
-from shadowtab.inference.engines.llama_cpp.text_output import TextAssembler
+from shadowtab.inference.engines.local.kv_cache import PrefixCache, common_prefix_length
+from shadowtab.inference.engines.text_output import TextAssembler
 
 
 def follow(cursor: DraftCursor, produced: list[int]) -> list[int | None]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from inference_samples import FIB
 from shadowtab.inference import EngineError, EngineOptions, LlamaCppEngine, create_engine
+from shadowtab.inference.engines.kv_types import KV_TYPES, kv_type_named
 from shadowtab.inference.engines.llama_cpp.engine import check_kv_type
-from shadowtab.inference.engines.llama_cpp.kv_types import KV_TYPES, kv_type_named
 from shadowtab.inference.engines.llama_cpp.runtime import ContextConfig, ModelShape
 
 # SmolLM2-135M: 30 layers, 3 KV heads (GQA) of 64 dimensions

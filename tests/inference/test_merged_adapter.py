@@ -13,7 +13,7 @@ import pytest
 from adapter_prompts import copy_prompt, typing_prompt
 from adapter_samples import write_adapter
 from shadowtab.inference import LlamaCppEngine
-from shadowtab.inference.engines.llama_cpp.adapter import packaged_adapter
+from shadowtab.inference.engines.adapter_files import packaged_adapter
 from shadowtab.inference.next_edit.situation import RenderedPrompt
 
 NEAR_TIE_GAP = 0.15

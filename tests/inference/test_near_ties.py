@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from inference_samples import CLASS, FIB, JS, SORT
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.engines.llama_cpp.decoding import SequenceWriter, TieCheck, _verify
-from shadowtab.inference.engines.llama_cpp.draft import DraftPolicy
+from shadowtab.inference.engines.local.decoding import SequenceWriter, TieCheck, _verify
+from shadowtab.inference.engines.local.draft import DraftPolicy
 
 VOCAB = 16
 # Issue 12 asks for no flip at a plain gap >= 0.15; measured here, passes of any length

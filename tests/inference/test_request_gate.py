@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from shadowtab.inference.engines.llama_cpp.scheduling import RequestGate
+from shadowtab.inference.engines.local.scheduling import RequestGate
 
 
 def wait_until(condition: Callable[[], bool]) -> None:

@@ -24,12 +24,12 @@ def test_greedy_equals_transformers_generate(torch_engine: TorchEngine, prompt: 
     torch_engine.clear_cache()  # cold: one prefill pass like generate's
     ours = torch_engine.rewrite(prompt, "x", 16, speculative=False)
     runtime, _ = torch_engine._ready()  # white box: the very model the engine runs
-    model, tokenizer = runtime.model, runtime.tokenizer  # type: ignore[attr-defined]
+    model, tokenizer = runtime.model, runtime.tokenizer
     ids = tokenizer(prompt, return_tensors="pt").input_ids
     with torch.inference_mode():
         out = model.generate(ids, max_new_tokens=16, do_sample=False, pad_token_id=0)
     theirs = [int(t) for t in out[0, ids.shape[1] :]]
-    eos = set(runtime._eog)  # type: ignore[attr-defined]
+    eos = set(runtime._eog)
     theirs = theirs[: next((i for i, t in enumerate(theirs) if t in eos), len(theirs))]
     assert ours.token_ids == theirs
     assert ours.texts[0] == tokenizer.decode(theirs)

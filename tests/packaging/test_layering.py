@@ -170,3 +170,40 @@ def test_a_cycle_would_be_caught() -> None:
         for alias in node.names
     ]
     assert typed == ["x", "y"]
+
+
+ENGINES = "shadowtab.inference.engines"
+LLAMA_CPP = f"{ENGINES}.llama_cpp"
+# Who may name the llama.cpp engine: the factory that builds it and the package's public
+# (lazy) name for it. Everything else reaches llama.cpp through the Engine interface.
+LLAMA_CPP_IMPORTERS = {ENGINES, "shadowtab.inference"}
+
+
+def test_only_the_factory_imports_llama_cpp() -> None:
+    graph = import_graph(type_checking=True)
+    importers = {
+        name
+        for name, targets in graph.items()
+        if not name.startswith(LLAMA_CPP)
+        and any(t == LLAMA_CPP or t.startswith(LLAMA_CPP + ".") for t in targets)
+    }
+    assert importers <= LLAMA_CPP_IMPORTERS
+
+
+def test_the_local_engine_is_engine_neutral() -> None:
+    """local/ runs over the Runtime protocol: it imports neither llama.cpp's binding nor
+    torch's runtime, and llama_cpp/ and the torch engine meet it without casts."""
+    graph = import_graph(type_checking=True)
+    local = f"{ENGINES}.local"
+    bound = (LLAMA_CPP, f"{ENGINES}.torch_")
+    offenders = {
+        name: sorted(t for t in targets if t.startswith(bound))
+        for name, targets in graph.items()
+        if name.startswith(local)
+    }
+    assert {name: bad for name, bad in offenders.items() if bad} == {}
+    sources = [
+        ROOT / "inference/engines/torch_engine.py",
+        *(ROOT / "inference/engines").glob("llama_cpp/*.py"),
+    ]
+    assert [p.name for p in sources if "cast(" in p.read_text()] == []

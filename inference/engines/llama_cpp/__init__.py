@@ -1,5 +1,6 @@
-"""The embedded llama.cpp engine (llama-cpp-python, low-level API): `engine` is the
-Engine; `runtime` wraps the native calls, `kv_cache` decides which prefixes stay
-resident, `decoding`/`draft` do greedy and speculative decoding, `generation` runs one
-request, `scheduling` serializes requests, `model_files` finds and requantizes GGUF
-files, `text_output` turns tokens into (streamed) text."""
+"""What binds the local engine to llama.cpp (llama-cpp-python, low-level API): `engine`
+is LlamaCppEngine (LocalEngine over the llama.cpp runtime), `runtime` wraps the native
+calls, `adapter` attaches a LoRA, `merged_adapter` merges one into the weights,
+`requantize` converts the packaged weights, `weight_choice` measures which conversion is
+fastest on this CPU, `native_log` routes llama.cpp's log lines. Only the engine factory
+(engines/__init__.py) and the package's public name (inference.LlamaCppEngine) import it."""

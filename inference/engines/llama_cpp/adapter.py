@@ -14,33 +14,8 @@ from pathlib import Path
 
 import llama_cpp
 
-from ..adapter_files import (  # re-exported: the setting's names predate adapter_files
-    FORMAT_KEY,
-    NONE,
-    PACKAGED_DIR,
-    PACKAGED_FILE,
-    SETTING,
-    AdapterChoice,
-    AdapterError,
-    check_format,
-    check_gguf_file,
-    packaged_adapter,
-    resolve,
-)
+from ..adapter_files import FORMAT_KEY, SETTING, AdapterError, check_format, check_gguf_file
 
-__all__ = [
-    "FORMAT_KEY",
-    "NONE",
-    "PACKAGED_DIR",
-    "PACKAGED_FILE",
-    "SETTING",
-    "AdapterChoice",
-    "AdapterError",
-    "Attached",
-    "attach",
-    "packaged_adapter",
-    "resolve",
-]
 META_VALUE_BYTES = 256
 
 

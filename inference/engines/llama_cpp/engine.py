@@ -1,5 +1,5 @@
 """LlamaCppEngine: the embedded default engine (llama-cpp-python, low-level API); the
-request handling is LocalEngine's (local_engine.py)."""
+request handling is LocalEngine's (local/engine.py)."""
 
 from __future__ import annotations
 
@@ -8,37 +8,19 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from ..adapter_files import AdapterError, resolve
 from ..api import EngineError, ModelLoadError
-from ..local_engine import (  # re-exported: they were defined here first
-    MAX_CANDIDATES,
-    MB,
-    PREFILL_CHUNK,
-    RESIDENT_PREFIXES,
-    WARM_CHUNK,
-    LocalEngine,
-    physical_cores,
-)
+from ..kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
+from ..local.cpu_load import ThreadChooser
+from ..local.draft import DraftPolicy
+from ..local.engine import MAX_CANDIDATES, MB, RESIDENT_PREFIXES, LocalEngine
+from ..local.kv_cache import PrefixCache
 from ..settings import ENGINE_DEFAULTS
-from .adapter import AdapterError, resolve
-from .cpu_load import ThreadChooser
-from .draft import DraftPolicy
-from .kv_cache import PrefixCache
-from .kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
 from .merged_adapter import adapter_format_of, merged_and_converted
-from .model_files import requantize
+from .requantize import requantize
 from .runtime import ContextConfig, LlamaRuntime, ModelShape
 from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights
 
-__all__ = [
-    "DEFAULT_REQUANTIZATION",
-    "MAX_CANDIDATES",
-    "MB",
-    "PREFILL_CHUNK",
-    "RESIDENT_PREFIXES",
-    "WARM_CHUNK",
-    "LlamaCppEngine",
-    "physical_cores",
-]
 TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
 # Off: re-deciding near ties with single-token steps does not make speculative output
 # equal greedy's, whatever the pass length: the difference comes from the KV the batched
@@ -53,7 +35,7 @@ DEFAULT_MERGE_ADAPTER: bool = ENGINE_DEFAULTS["merge_adapter"]
 logger = logging.getLogger(__name__)
 
 
-class LlamaCppEngine(LocalEngine):
+class LlamaCppEngine(LocalEngine[LlamaRuntime]):
     """See docs/CONTRACTS.md. Loads the model in the constructor unless `load=False`; then
     `load()` (e.g. in a background thread) and requests before it ends get EngineNotReady."""
 
@@ -103,7 +85,7 @@ class LlamaCppEngine(LocalEngine):
     ) -> tuple[LlamaRuntime, PrefixCache]:
         self.loaded_model_path = self._model_file(on_progress)
         runtime = LlamaRuntime(self.loaded_model_path, on_progress)
-        capacity = int(self.kv_cache_mb * MB) // self._kv_bytes_per_token(runtime)
+        capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token(self.kv)
         config = ContextConfig(
             n_cells=context_cells(self.n_ctx, capacity, runtime.shape.n_ctx_train),
             n_seq_max=TIE_SEQ + 1,
@@ -141,9 +123,6 @@ class LlamaCppEngine(LocalEngine):
         if runtime is None:
             return {}
         return {"context_cells": runtime.n_cells, "trained_context": runtime.shape.n_ctx_train}
-
-    def _kv_bytes_per_token(self, runtime: LlamaRuntime) -> int:
-        return runtime.shape.kv_bytes_per_token(self.kv)
 
     def _before_request(self, runtime: LlamaRuntime) -> None:
         runtime.set_threads(self._threads.choose())

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..adapter_files import FORMAT_KEY, check_format, check_gguf_file
 from ..api import ModelLoadError
-from .model_files import made_once, requantize, requantized_path
+from ..model_files import made_once
+from .requantize import requantize, requantized_path
 
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 MERGED_KEY = "shadowtab.merged_adapter"  # the adapter file's name, in the merged model

@@ -13,9 +13,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..api import EngineError, ModelLoadError
+from ..kv_types import KV_TYPES, KvType
+from ..model_files import check_gguf_file
 from . import adapter as lora
-from .kv_types import KV_TYPES, KvType
-from .model_files import check_gguf_file
 from .native_log import route_native_logs
 
 route_native_logs()
@@ -159,7 +159,7 @@ class LlamaRuntime:
     def attach_adapter(
         self, path: Path, scale: float = 1.0, formats: Collection[str] | None = None
     ) -> str | None:
-        """Apply a LoRA adapter to every later decode (raises lora.AdapterError); returns
+        """Apply a LoRA adapter to every later decode (raises AdapterError); returns
         the prompt format it was trained on, if its file names one."""
         if not self._model or not self._ctx:
             raise EngineError("the llama.cpp context is closed")
@@ -235,6 +235,9 @@ class LlamaRuntime:
 
     def seq_copy(self, src: int, dst: int, end: int) -> None:
         llama_cpp.llama_memory_seq_cp(self._memory, src, dst, 0, end)
+
+    def kv_bytes_per_token(self) -> int:
+        return self.shape.kv_bytes_per_token(self.config.kv)
 
     def seq_state_bytes(self, seq: int) -> int:
         return int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .cpu_load import CPUINFO, CpuTimes, others_busy, physical_cores, read_times
-from .model_files import requantize
+from ..local.cpu_load import CPUINFO, CpuTimes, others_busy, physical_cores, read_times
+from .requantize import requantize
 from .runtime import ContextConfig, LlamaRuntime
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..api import EngineError
+from .api import EngineError
 
 
 @dataclass(frozen=True)

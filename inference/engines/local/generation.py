@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import Completion, RequestStats
+from ..text_output import Emit, TextAssembler
 from .decoding import (
     Branch,
     Generation,
@@ -27,10 +28,9 @@ from .decoding import (
 )
 from .draft import DraftPolicy
 from .kv_cache import PrefixCache
-from .runtime import LlamaRuntime
-from .text_output import Emit, TextAssembler
+from .runtime import Runtime
 
-PromptTokenizer = Callable[[LlamaRuntime, str, int, RequestStats], list[int]]
+PromptTokenizer = Callable[[Runtime, str, int, RequestStats], list[int]]
 # Between two passes: lend the engine to an urgent call that waits; True when it did.
 Lend = Callable[[], bool]
 DRAFT_POLICY = DraftPolicy()
@@ -59,7 +59,7 @@ class GenerationRequest:
 
 
 def run_generation(
-    runtime: LlamaRuntime,
+    runtime: Runtime,
     cache: PrefixCache,
     request: GenerationRequest,
     prompt_tokens: PromptTokenizer,
@@ -144,7 +144,7 @@ def _completion(found: list[Generation], stats: RequestStats) -> Completion:
     )
 
 
-def _draft_tokens(runtime: LlamaRuntime, request: GenerationRequest) -> list[int] | None:
+def _draft_tokens(runtime: Runtime, request: GenerationRequest) -> list[int] | None:
     if request.draft is None or request.draft[1] != "speculative":
         return None
     return runtime.tokenize(request.draft[0], add_bos=False)
@@ -166,7 +166,7 @@ def _decode_best(
 
 
 def _alternatives(
-    runtime: LlamaRuntime,
+    runtime: Runtime,
     seq: int,
     prompt: list[int],
     first: Logits,
@@ -234,7 +234,7 @@ def _settled(best: Generation, at: int, request: GenerationRequest) -> bool:
 
 
 def _branches(
-    runtime: LlamaRuntime,
+    runtime: Runtime,
     writer: SequenceWriter,
     prompt: list[int],
     first: Logits,
@@ -280,7 +280,7 @@ def _branches(
 
 
 def _branch(
-    runtime: LlamaRuntime,
+    runtime: Runtime,
     seq: int,
     prompt: list[int],
     prefix: list[int],

@@ -11,10 +11,11 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from .api import (
+from ..api import (
     CacheInfo,
+    CancelFlag,
     Completion,
     EngineError,
     EngineNotReady,
@@ -23,20 +24,20 @@ from .api import (
     check_request,
     truncate_prompt,
 )
-from .llama_cpp.cpu_load import physical_cores
-from .llama_cpp.decoding import SequenceWriter, prefill_only
-from .llama_cpp.draft import DraftPolicy
-from .llama_cpp.generation import (
+from ..model_files import default_model_path
+from ..text_output import Emit
+from .cpu_load import physical_cores
+from .decoding import SequenceWriter, prefill_only
+from .draft import DraftPolicy
+from .generation import (
     ALTERNATIVE_MIN_P,
     DRAFT_POLICY,
     GenerationRequest,
     run_generation,
 )
-from .llama_cpp.kv_cache import PrefixCache
-from .llama_cpp.model_files import default_model_path
-from .llama_cpp.runtime import LlamaRuntime
-from .llama_cpp.scheduling import CancelFlag, Preempted, RequestGate, cancel_guard, warm_guard
-from .llama_cpp.text_output import Emit
+from .kv_cache import PrefixCache
+from .runtime import Runtime
+from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
@@ -45,7 +46,10 @@ WARM_CHUNK = 64  # warming yields to a real request within one such batch
 MB = 1024 * 1024
 
 
-class LocalEngine:
+R = TypeVar("R", bound=Runtime)
+
+
+class LocalEngine(Generic[R]):
     """See docs/CONTRACTS.md. A subclass's constructor calls `load()` unless told not to;
     requests before it ends get EngineNotReady."""
 
@@ -86,7 +90,7 @@ class LocalEngine:
         self.kv_cache_mb = kv_cache_mb
         self._gate = RequestGate()
         self._state = "idle"
-        self._runtime: LlamaRuntime | None = None
+        self._runtime: R | None = None
         self._cache: PrefixCache | None = None
         self._totals: dict[str, float] = {}
         self._cache_snapshot: CacheInfo | None = None
@@ -101,12 +105,10 @@ class LocalEngine:
             self._state = "failed"
             raise
         self._runtime, self._cache = runtime, cache
-        self._cache_snapshot = cache.info(self._kv_bytes_per_token(runtime))
+        self._cache_snapshot = cache.info(runtime.kv_bytes_per_token())
         self._state = "ready"
 
-    def _open(
-        self, on_progress: Callable[[float], None] | None
-    ) -> tuple[LlamaRuntime, PrefixCache]:
+    def _open(self, on_progress: Callable[[float], None] | None) -> tuple[R, PrefixCache]:
         """The runtime and its prefix cache, the model (and adapter) loaded."""
         raise NotImplementedError
 
@@ -121,7 +123,7 @@ class LocalEngine:
             self._runtime, self._cache = None, None
             self._state = "closed"
 
-    def _ready(self) -> tuple[LlamaRuntime, PrefixCache]:
+    def _ready(self) -> tuple[R, PrefixCache]:
         if self._runtime is None or self._cache is None:
             raise EngineNotReady(f"the model is not ready (engine state: {self._state})")
         return self._runtime, self._cache
@@ -197,7 +199,7 @@ class LocalEngine:
     def cache_info(self) -> CacheInfo:
         runtime, cache = self._ready()
         with self._gate.real():
-            return cache.info(self._kv_bytes_per_token(runtime))
+            return cache.info(runtime.kv_bytes_per_token())
 
     def stats(self) -> dict[str, Any]:
         """Never blocks (the daemon may call it from its event loop): the cache figures are
@@ -220,16 +222,12 @@ class LocalEngine:
 
     # internals
 
-    def _kv_bytes_per_token(self, runtime: LlamaRuntime) -> int:
-        """What one cached token costs in the KV cache as configured (cache_info())."""
-        return runtime.shape.kv_bytes_per_token()
-
     def _draft_policy(self) -> DraftPolicy:
         """Draft lengths by the pass costs of this engine's weights (llama.cpp: measured
         when engine.weights is "auto"; otherwise draft.py's Q8_0 table)."""
         return DRAFT_POLICY
 
-    def _before_request(self, runtime: LlamaRuntime) -> None:
+    def _before_request(self, runtime: R) -> None:
         """Inside the gate, before a request computes (llama.cpp: choose its threads)."""
 
     def _tie_seq(self) -> int | None:
@@ -240,7 +238,7 @@ class LocalEngine:
         return RequestLimits(n_ctx=self.n_ctx, max_candidates=MAX_CANDIDATES)
 
     def _prompt_tokens(
-        self, runtime: LlamaRuntime, prompt: str, reserve: int, stats: RequestStats
+        self, runtime: Runtime, prompt: str, reserve: int, stats: RequestStats
     ) -> list[int]:
         tokens = runtime.tokenize(prompt, add_bos=True, special=True)
         if not tokens:
@@ -300,7 +298,7 @@ class LocalEngine:
 
     def _add_totals(self, stats: RequestStats) -> None:
         if self._runtime is not None and self._cache is not None:  # called inside the gate
-            self._cache_snapshot = self._cache.info(self._kv_bytes_per_token(self._runtime))
+            self._cache_snapshot = self._cache.info(self._runtime.kv_bytes_per_token())
         for key in (
             "prompt_tokens",
             "reused_prompt_tokens",

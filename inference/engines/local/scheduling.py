@@ -9,15 +9,8 @@ import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
-from ..api import Cancelled
-
-
-class CancelFlag(Protocol):
-    """threading.Event or anything with is_set()."""
-
-    def is_set(self) -> bool: ...
+from ..api import CancelFlag, Cancelled
 
 
 class Preempted(Exception):

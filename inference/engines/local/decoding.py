@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..api import RequestStats
+from ..text_output import TextAssembler
 from .draft import DraftCursor, DraftPolicy
-from .runtime import LlamaRuntime
-from .text_output import TextAssembler
+from .runtime import Runtime
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
 Logits = npt.NDArray[np.float32]
@@ -23,9 +23,7 @@ Logits = npt.NDArray[np.float32]
 class SequenceWriter:
     """Evaluates tokens into one sequence and always knows exactly what its KV holds."""
 
-    def __init__(
-        self, runtime: LlamaRuntime, seq: int, cached: Sequence[int], guard: Guard
-    ) -> None:
+    def __init__(self, runtime: Runtime, seq: int, cached: Sequence[int], guard: Guard) -> None:
         self.runtime = runtime
         self.seq = seq
         self.tokens = list(cached)
@@ -142,7 +140,7 @@ class TokenSink:
 
     def __init__(
         self,
-        runtime: LlamaRuntime,
+        runtime: Runtime,
         max_tokens: int,
         text: TextAssembler,
         clock: Callable[[], float],
