@@ -1,6 +1,7 @@
 """A user typing into the real server, timed: open a file, read, type the first words of
 an edit with human keystroke gaps, and at the last keystroke ask for ghost text and a
-next edit at once, as an editor does; both answers are timed from that keystroke.
+next edit at once, as an editor does; both answers are timed from that keystroke. Or
+(`ask="ghost"`) pause, then ask for ghost text alone, as VS Code asks while one types.
 
 The client multiplexes: requests in flight at the same time, each answered by id."""
 
@@ -22,6 +23,8 @@ class Trace:
     after_open_s: float  # reading the file before typing
     gap_ms: tuple[float, float]  # keystroke gaps, uniform in this range
     answer_timeout_s: float = 600.0
+    ask: str = "both"  # "both": ghost text and next edit at the last keystroke; "ghost"
+    pause_s: float = 0.0  # before asking (ghost text alone: VS Code's debounce)
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class Timed:
     seconds: float  # from the last keystroke to the answer
     shown: int  # items (ghost text) or edits (next edit) in the answer
     error: str | None
+
+
+NOT_ASKED = Timed(0.0, 0, None)
 
 
 class MultiplexClient(LspClient):
@@ -67,8 +73,8 @@ class MultiplexClient(LspClient):
 async def type_and_ask(
     client: MultiplexClient, uri: str, case: Case, trace: Trace, rng: random.Random
 ) -> tuple[Timed, Timed, float]:
-    """The case's trace; (ghost text, next edit) timed from the last keystroke, and
-    that keystroke's time.perf_counter()."""
+    """The case's trace; (ghost text, next edit) timed from when they were asked (the
+    last keystroke, or the pause after it), and that keystroke's time.perf_counter()."""
     document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
     client.notify("textDocument/didOpen", {"textDocument": document})
     await asyncio.sleep(trace.after_open_s)
@@ -81,20 +87,25 @@ async def type_and_ask(
         text = apply_edit(text, step.start, step.end, step.new_text)
     last_key = time.perf_counter()
     where = position(case.current, case.cursor)
+    await asyncio.sleep(trace.pause_s)
+    asked = time.perf_counter()
     ghost = client.request(
         "textDocument/inlineCompletion",
         {"context": {"triggerKind": 2}, "textDocument": {"uri": uri}, "position": where},
     )
-    edit = client.request(
-        "shadowtab/nextEdit",
-        {"textDocument": {"uri": uri, "version": version}, "position": where},
-    )
-    answers = await asyncio.gather(
-        _timed(ghost, last_key, "items", trace.answer_timeout_s),
-        _timed(edit, last_key, "edits", trace.answer_timeout_s),
-    )
+    timed_ghost = _timed(ghost, asked, "items", trace.answer_timeout_s)
+    if trace.ask == "ghost":
+        ghost_answer, edit_answer = await timed_ghost, NOT_ASKED
+    else:
+        edit = client.request(
+            "shadowtab/nextEdit",
+            {"textDocument": {"uri": uri, "version": version}, "position": where},
+        )
+        ghost_answer, edit_answer = await asyncio.gather(
+            timed_ghost, _timed(edit, last_key, "edits", trace.answer_timeout_s)
+        )
     client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    return answers[0], answers[1], last_key
+    return ghost_answer, edit_answer, last_key
 
 
 async def _timed(

@@ -3,16 +3,22 @@ real language server with the real model. Prints one JSON line.
 
     python benchmarks/next_edit_latency.py [--cases 16] [--quick] [--data-dir DIR]
         [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
+        [--mode typing|line] [--ask both|ghost] [--pause-s S] [--gap-ms LO HI]
 
-Per case (benchmarks/eval_cases.py's typing cases: the first hunk of a held-out commit,
-its old text deleted and the first words of the new typed): open the file, read 2 s,
-type one didChange per character with gaps of 50-150 ms, and at the last keystroke ask
-textDocument/inlineCompletion and shadowtab/nextEdit at once. Figures: p50 and p90 from
-the last keystroke to each answer, how many answers showed something, the share of
-prompt tokens served from the KV cache by the requests answering the last keystroke
-(warming included), and where the time went: per engine call made for the answers,
-the prefill (to the first token) and decode seconds and tokens; what the engine did not
-account for is the server's own time (Python: prompts, diffing, the lint gate).
+Per case (benchmarks/eval_cases.py's cases; typing: the first hunk of a held-out commit,
+its old text deleted and the first words of the new typed; line: a line the commit
+wrote, its first part typed up to a pause): open the file, read 2 s, type one didChange
+per character with gaps of 50-150 ms, and at the last keystroke ask
+textDocument/inlineCompletion and shadowtab/nextEdit at once (`--ask both`), or pause
+`--pause-s` and ask inlineCompletion alone (`--ask ghost`, as VS Code asks while one
+types; `--ghost-alone` sets the issue's trace: line cases, 40 ms gaps, a 0.3 s pause).
+Figures: p50 and p90 from the ask to each answer, how many answers showed something,
+the prompt tokens prefilled after the last keystroke by the calls that answered
+(p50/p90 over cases; what warming could not reach), the share of prompt tokens served
+from the KV cache by those calls (warming included), and where the time went: per
+engine call made for the answers, the prefill (to the first token) and decode seconds
+and tokens; what the engine did not account for is the server's own time (Python:
+prompts, diffing, the lint gate).
 Without a corpus (../shared/corpus or $SHADOWTAB_EDIT_CORPUS) the stdlib's textwrap
 module is the file and one typed line the edit.
 """
@@ -45,7 +51,8 @@ DEFAULT_CORPUS = Path(
     os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
 )
 QUICK_CASES = 2
-TARGETS_MS = {"ghost_p50": 100, "next_edit_p50": 300, "next_edit_p90": 600}
+# issue 27's, on 2 cores: ghost text on the AVX2 machine; the next edit by the CPU's kind
+TARGETS_MS = {"ghost_p50": 150, "ghost_p90": 400, "next_edit_p50": {"avx2": 600, "avx512": 300}}
 FALLBACK_TYPED = "        if width <= 0:\n            raise ValueError("
 
 
@@ -90,6 +97,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--split", choices=SPLITS, default="heldout")
     parser.add_argument("--cases", type=int, default=16)
+    parser.add_argument("--mode", choices=("typing", "line"), default="typing")
+    parser.add_argument("--ask", choices=("both", "ghost"), default="both")
+    parser.add_argument("--pause-s", type=float, default=0.0, help="before asking")
+    parser.add_argument(
+        "--ghost-alone",
+        action="store_true",
+        help="line cases, 40 ms keystroke gaps, a 0.3 s pause, inlineCompletion alone",
+    )
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_CASES} cases (CI)")
     parser.add_argument("--open-pause", type=float, default=2.0, help="seconds after didOpen")
     parser.add_argument("--gap-ms", type=float, nargs=2, default=(50.0, 150.0))
@@ -109,13 +124,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.cases, args.open_pause = QUICK_CASES, 0.5
+    if args.ghost_alone:
+        args.mode, args.ask, args.pause_s, args.gap_ms = "line", "ghost", 0.3, (40.0, 40.0)
     return args
 
 
 def trace_cases(args: argparse.Namespace) -> tuple[list[Case], str]:
     if not args.corpus.is_dir():
         return [fallback_case()], "stdlib textwrap (no corpus)"
-    chosen = cases(records(args.corpus, args.split), "typing", args.cases * 3)
+    chosen = cases(records(args.corpus, args.split), args.mode, args.cases * 3)
     short = [shortened(c, args.max_typed) for c in chosen]
     return short[: args.cases], f"{args.corpus.name}:{args.split}"
 
@@ -157,7 +174,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     if args.threads:
         options["n_threads"] = args.threads
     variant = Variant(options, "default", None)
-    trace = Trace(args.open_pause, tuple(args.gap_ms))
+    trace = Trace(args.open_pause, tuple(args.gap_ms), ask=args.ask, pause_s=args.pause_s)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="st-latency-") as scratch:
         hub, client, described = await start_hub(
@@ -200,6 +217,11 @@ def _row(
         "ghost_shown": ghost.shown,
         "edit_shown": edit.shown,
         "errors": [e for e in (ghost.error, edit.error) if e],
+        "prefilled_after_key": sum(
+            c.stats.evaluated_prompt_tokens
+            for c in calls
+            if c.stats is not None and c.method != "warm" and c.start >= 0
+        ),
         "calls": [_call_dict(c) for c in calls],
     }
 
@@ -233,11 +255,16 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
     ghost = sorted(r["ghost_s"] * 1000 for r in rows)
     edit = sorted(r["next_edit_s"] * 1000 for r in rows)
     answering = [c for r in rows for c in r["calls"] if "prompt" in c and c["end_s"] > 0]
+    prefilled = sorted(r["prefilled_after_key"] for r in rows)
     prompt = sum(c["prompt"] for c in answering)
     reused = sum(c["reused"] for c in answering)
     line: dict[str, Any] = {
         "benchmark": "next_edit_latency",
         "quick": args.quick,
+        "mode": args.mode,
+        "ask": args.ask,
+        "pause_s": args.pause_s,
+        "gap_ms": list(args.gap_ms),
         "cases": len(rows),
         "source": measured["source"],
         "model": measured["model"],
@@ -250,8 +277,10 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "threads_at_end": measured["stats"].get("threads_now"),
         "ghost_p50_ms": quantile(ghost, 0.5),
         "ghost_p90_ms": quantile(ghost, 0.9),
-        "next_edit_p50_ms": quantile(edit, 0.5),
-        "next_edit_p90_ms": quantile(edit, 0.9),
+        "next_edit_p50_ms": quantile(edit, 0.5) if args.ask == "both" else None,
+        "next_edit_p90_ms": quantile(edit, 0.9) if args.ask == "both" else None,
+        "prefilled_after_key_p50": quantile(prefilled, 0.5),
+        "prefilled_after_key_p90": quantile(prefilled, 0.9),
         "ghost_shown": sum(r["ghost_shown"] > 0 for r in rows),
         "next_edit_shown": sum(r["edit_shown"] > 0 for r in rows),
         "errors": sum(len(r["errors"]) for r in rows),
@@ -259,8 +288,18 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "breakdown": breakdown(rows),
         "targets_ms": TARGETS_MS,
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        "cpu": cpu_kind(),
     }
     return line
+
+
+def cpu_kind() -> str:
+    """ "avx512" or "avx2" (or "other"): decoding speed differs ~3x between them."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "other"
+    return "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
 
 
 def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -159,13 +159,18 @@ class PredictionService:
         )
 
     def schedule_warm(self, session: Peer, uri: str) -> None:
-        """Warm the KV cache for `uri` once typing pauses (cancelled by the next key)."""
-        predictor = self._engine.predictor
-        if predictor is None:
+        """At a keystroke in `uri`: ghost text's prompt follows the cursor in the KV cache
+        now (a few tokens a keystroke); the full warm starts once typing pauses. Either
+        stops the warm of `uri` running before it after its current batch."""
+        if self._engine.predictor is None:
             return
+        self._submit_warm(uri, session, follow=True)
         self._warming.trigger(uri, session)
 
     def _start_warm(self, uri: str, session: Peer) -> None:
+        self._submit_warm(uri, session, follow=False)
+
+    def _submit_warm(self, uri: str, session: Peer, follow: bool) -> None:
         predictor = self._engine.predictor
         if predictor is None:
             return
@@ -175,8 +180,9 @@ class PredictionService:
             return
         if make_request is None:
             return
+        warm = predictor.follow if follow else predictor.warm
         # The request's text is joined in the warm thread: not on the event loop.
-        self.warms.submit(uri, lambda cancel: predictor.warm(make_request(), cancel))
+        self.warms.submit(uri, lambda cancel: warm(make_request(), cancel))
 
     def _warm_request(self, session: Peer, uri: str) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)

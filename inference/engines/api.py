@@ -33,6 +33,9 @@ class RequestStats:
     alternatives_skipped: int = 0
     # a rewrite: the times it lent the engine to a plain continuation between two passes
     lent_to_urgent: int = 0
+    # a rewrite that stopped once it re-joined the original: the original's tokens it
+    # took as its end without decoding them
+    copied_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

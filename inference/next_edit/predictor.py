@@ -83,6 +83,10 @@ class Predictor(Protocol):
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None: ...
 
+    def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        """At a keystroke: keep ghost text's prompt in the cache as the cursor moves."""
+        ...
+
 
 def query_of(request: PredictionRequest) -> Query:
     """The request as the pipeline's query: the events split into past edits and the
@@ -196,21 +200,28 @@ class EnginePredictor:
     ) -> list[EditCandidate]:
         return [edit_candidate(s, request.text) for s in self.suggestions(request, cancel)]
 
+    def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        """Prefill the plain continuation's prompt (run at every keystroke): it ends at
+        the cursor, so typing appends a few tokens to it and ghost text asked after a
+        pause costs only its decoding."""
+        engine = self._engine_getter()
+        if engine is not None:
+            engine.warm(self._completion.prompt(query_of(request)), cancel=cancel)
+
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
-        """Prefill the prompts the next request will send: the next-edit prompt (ghost
-        text and next edit both start with the rewrite), then the plain continuation's
-        (ghost text falls back to it). Each stops early when a real request waits."""
+        """Prefill the prompts the next requests will send (run when typing pauses):
+        the plain continuation's first (ghost text, asked first), then the next-edit
+        prompt. Each stops early when a real request waits."""
         engine = self._engine_getter()
         if engine is None:
             return
         query = query_of(request)
+        stats = engine.warm(self._completion.prompt(query), cancel=cancel)
+        if stats.preempted or (cancel is not None and cancel.is_set()):
+            return
         rendered = self.model.prompt(query)
         if rendered is not None:
-            stats = engine.warm(rendered.prompt, cancel=cancel)
-            if stats.preempted:
-                return
-        if cancel is None or not cancel.is_set():
-            engine.warm(self._completion.prompt(query), cancel=cancel)
+            engine.warm(rendered.prompt, cancel=cancel)
 
 
 @dataclass
@@ -253,6 +264,9 @@ class FixedPredictor:
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         self.calls.append("warm")
+
+    def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        self.calls.append("follow")
 
 
 # Runs a blocking predictor call (given its cancel event) in a worker thread.

@@ -59,6 +59,9 @@ class WordReplacer:
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
 
+    def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        return None
+
 
 @dataclass
 class RenameFollower:
@@ -103,6 +106,9 @@ class RenameFollower:
         return None
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
+        return None
+
+    def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
 
 

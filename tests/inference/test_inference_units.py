@@ -310,3 +310,61 @@ def test_an_alternative_caught_in_a_loop_is_abandoned_though_it_keeps_realigning
     speculative(writer, first, draft, sink, RequestStats(), DraftPolicy(), Branch([], draft[0]))
     assert sink.result.finish == "abandoned"
     assert writer.passes <= BRANCH_PATIENCE + 8 and len(sink.result.tokens) < 60
+
+
+class LinedRuntime(ScriptedRuntime):
+    """Every fifth draft token ends a line."""
+
+    vocab = 128
+
+    def piece(self, token: int) -> bytes:
+        return f"<{token}>\n".encode() if token % 5 == 4 else f"<{token}>".encode()
+
+
+def rewrite(model: Callable[[list[int]], int], draft: list[int], policy: DraftPolicy) -> TokenSink:
+    runtime = LinedRuntime(model)
+    writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
+    first = prefill(writer, [1], 8)
+    sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0)  # type: ignore[arg-type]
+    stats = RequestStats()
+    speculative(writer, first, draft, sink, stats, policy)
+    sink.result.text = sink.text.finish()
+    sink.stats = stats  # type: ignore[attr-defined]
+    sink.passes = writer.passes  # type: ignore[attr-defined]
+    return sink
+
+
+def editing_at(changes: dict[int, int], draft: list[int]) -> Callable[[list[int]], int]:
+    """A model that copies `draft` but writes changes[i] instead of draft[i]."""
+    target = [changes.get(i, t) for i, t in enumerate(draft)]
+    return lambda tokens: target[len(tokens) - 1] if len(tokens) - 1 < len(target) else 0
+
+
+def test_a_rewrite_stops_once_it_copied_a_whole_line_after_its_change() -> None:
+    draft = list(range(10, 110))  # 20 lines of 5 tokens
+    model = editing_at({12: 120, 13: 121}, draft)
+    stopped = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=1))
+    full = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=0))
+    assert stopped.result.text == full.result.text  # the rest of the window is the original
+    assert stopped.result.tokens == full.result.tokens[: len(stopped.result.tokens)]
+    assert stopped.stats.copied_tokens > 60  # type: ignore[attr-defined]
+    assert stopped.passes < full.passes  # type: ignore[attr-defined]
+    assert len(stopped.result.logprobs) == len(stopped.result.offsets)  # a trace per token
+
+
+def test_a_rewrite_that_changes_nothing_yet_is_not_stopped() -> None:
+    draft = list(range(10, 110))
+    model = editing_at({95: 120}, draft)  # the only change is near the end
+    stopped = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=1))
+    assert 120 in stopped.result.tokens
+    assert stopped.stats.copied_tokens == 0  # type: ignore[attr-defined]
+
+
+def test_a_second_change_after_the_rejoin_is_given_up() -> None:
+    """The decided trade: after one whole original line the rest is the original's."""
+    draft = list(range(10, 110))
+    model = editing_at({12: 120, 80: 121}, draft)
+    stopped = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=1))
+    assert 120 in stopped.result.tokens and 121 not in stopped.result.tokens
+    full = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=0))
+    assert 121 in full.result.tokens

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from ..api import RequestStats
 from ..text_output import TextAssembler
-from .draft import DraftCursor, DraftPolicy
+from .draft import DraftCursor, DraftPolicy, whole_lines
 from .runtime import Runtime
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
@@ -96,6 +96,8 @@ def top2_gaps(rows: Logits, choices: npt.NDArray[np.int64]) -> list[float]:
 # other kernels than single-token decoding, whose rounding flipped choices at plain gaps
 # up to 0.23 here (the engine leaves the check off: see engine.NEAR_TIE_CHECK).
 NEAR_TIE_MARGIN = 0.3
+# The logit gap reported for original tokens copied without decoding (copy_rest): sure.
+COPIED_GAP = 50.0
 
 
 @dataclass
@@ -211,6 +213,7 @@ def speculative(
     to the draft's start) with its forced token instead of the argmax of `first`. With
     `ties`, near-tie positions are re-decided by single-token steps (see TieCheck)."""
     cursor = DraftCursor(draft, policy)
+    line_ends = [b"\n" in writer.runtime.piece(t) for t in draft]
     prefix = list(branch.prefix) if branch is not None else []
     cursor.pos = len(prefix)
     token = branch.token if branch is not None else int(np.argmax(first))
@@ -225,6 +228,7 @@ def speculative(
             sink.result.finish = "abandoned"  # an alternative that left the draft for good
             return
         proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
+        proposal = proposal[: _until_rejoined(cursor, line_ends)]
         base = len(writer.tokens)
         inputs = [token, *proposal]
         rows = writer.eval(inputs, list(range(len(inputs))))
@@ -241,6 +245,41 @@ def speculative(
         for kept, gap, logprob in zip(kept_tokens, verdict.gaps, verdict.logprobs, strict=True):
             if sink.push(kept, gap, logprob):
                 return
+        if rejoined(cursor, line_ends, cursor.policy.stop_after_rejoined_lines):
+            stats.copied_tokens += copy_rest(sink, draft, cursor.pos or 0)
+            return
+
+
+def _until_rejoined(cursor: DraftCursor, line_ends: Sequence[bool]) -> int | None:
+    """How many draft tokens the next pass may verify before the rewrite has copied
+    enough whole lines to stop (None: no limit): a pass past that point is wasted."""
+    lines = cursor.policy.stop_after_rejoined_lines
+    start, pos = cursor.rejoined_at, cursor.pos
+    if lines <= 0 or start is None or pos is None:
+        return None
+    for end in range(pos, len(line_ends) + 1):
+        if whole_lines(line_ends, start, end) >= lines:
+            return end - pos
+    return None
+
+
+def rejoined(cursor: DraftCursor, line_ends: Sequence[bool], lines: int) -> bool:
+    """After a change, the output has copied `lines` whole lines of the original."""
+    start, end = cursor.rejoined_at, cursor.pos
+    if lines <= 0 or start is None or end is None:
+        return False
+    return whole_lines(line_ends, start, end) >= lines
+
+
+def copy_rest(sink: TokenSink, draft: Sequence[int], start: int) -> int:
+    """The original from draft token `start` on, as the output's end (not decoded: no
+    probability was computed; counted as sure, they change nothing); tokens copied."""
+    copied = 0
+    for token in draft[start:]:
+        copied += 1
+        if sink.push(token, COPIED_GAP, 0.0):
+            break
+    return copied
 
 
 # Passes in a row an alternative may spend without progress (the draft pointer not moved

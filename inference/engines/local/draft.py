@@ -62,6 +62,11 @@ class DraftPolicy:
     confirm_tokens: int = 4
     rest_after_rejoin: bool = True
     rest_tokens: int = 63  # the longest rest pass (a 64-token pass: the fast kernels)
+    # A rewrite stops once, after a change, it has copied this many whole lines of the
+    # original: the rest of the window is taken from the original (as Sweep's early
+    # cancellation does); edits cluster, and the passes that would verify the rest cost
+    # as much as the edit's. 0: decode to the end.
+    stop_after_rejoined_lines: int = 1
 
     @property
     def k_min(self) -> int:
@@ -97,6 +102,9 @@ class DraftCursor:
         self._last_aligned = 0
         self._k_before_edit = self.policy.k_min
         self._confirming = False  # re-joined; the next fully accepted pass confirms it
+        # where the output last re-joined the draft after a change (None: no change yet,
+        # or inside one)
+        self.rejoined_at: int | None = None
         self._resting = False  # the pass in flight verifies the rest of the draft
         self._rest_ok = self.policy.rest_after_rejoin  # off once a rest pass was cut short
         self._proposed = self.policy.prior_tokens
@@ -128,9 +136,11 @@ class DraftCursor:
             self._last_aligned = self.pos
             self._k_before_edit = self.k
             self.pos = None  # divergence: the model is editing here
+            self.rejoined_at = None
         self.pos = self._realign(output)
         if self.pos is None:
             return
+        self.rejoined_at = self.pos
         if self._rest_ok:  # a confirming pass, as long as the ladder's resume would be
             resume = max(self.policy.confirm_tokens, self._k_before_edit // 2)
             self.k = self.policy.at_most(resume)
@@ -172,3 +182,12 @@ class DraftCursor:
                 self._last_aligned = end
                 return end
         return None
+
+
+def whole_lines(line_ends: Sequence[bool], start: int, end: int) -> int:
+    """How many whole lines the draft tokens [start, end) hold (`line_ends[i]`: token i
+    ends a line): the first newline ends a line begun before `start` unless `start` is
+    a line's beginning."""
+    count = sum(line_ends[start:end])
+    at_line_start = start == 0 or line_ends[start - 1]
+    return count if at_line_start else max(count - 1, 0)
