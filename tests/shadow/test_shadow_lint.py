@@ -18,7 +18,7 @@ from shadowtab.shadow_workspace import (
     TextChange,
     diagnostics_delta,
 )
-from shadowtab.shadow_workspace.linting import DEFAULT_LINTERS, lint_text
+from shadowtab.shadow_workspace.linting import DEFAULT_LINTERS, lint_text, resolve_command
 
 
 async def test_ruff_lints_the_shadow_not_the_disk(workspace: ShadowWorkspace, root: Path) -> None:
@@ -116,3 +116,22 @@ def test_linter_config_errors_are_clear() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             LinterSpec.from_dict("bad", table)
+
+
+def test_a_linter_in_this_pythons_environment_goes_before_one_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper on PATH that finds the real program per call (a pyenv shim: ~0.4 s a
+    run) is not used when this environment has the program itself."""
+    shim = tmp_path / "shims" / "python3"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\nexit 1\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", str(shim.parent))
+    found = resolve_command(["python3", "-c", "{path}"], tmp_path / "a.py")
+    assert Path(found[0]).parent != shim.parent
+    assert found[1:] == ["-c", str(tmp_path / "a.py")]
+    only_on_path = tmp_path / "shims" / "a-linter-only-on-path"
+    only_on_path.write_text("#!/bin/sh\nexit 0\n")
+    only_on_path.chmod(0o755)
+    assert resolve_command([only_on_path.name], tmp_path)[0] == str(only_on_path)
