@@ -194,6 +194,27 @@ def test_a_prompt_sharing_only_the_head_forks_and_both_stay_resident() -> None:
     assert again.seq == first.seq and again.reused == len(next_edit) - 2
 
 
+def test_a_long_prompt_branching_off_a_short_one_forks_it() -> None:
+    """The next-edit prompt placed after the continuation (warmed first): it shares all
+    but the continuation's last tokens and goes on for hundreds; in place it would cost
+    the continuation's tail, which ghost text asks for next."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=4, capacity_tokens=1000, n_cells=1000)
+    head = list(range(100, 300))
+    continuation = [*head, *range(700, 724)]
+    next_edit = [*head, *range(500, 660)]
+    first = cache.place(continuation, len(continuation))
+    cache.record(first.seq, continuation)
+    branched = cache.place(next_edit, len(next_edit))
+    assert branched.seq != first.seq and branched.reused == len(head)
+    cache.record(branched.seq, next_edit)
+    typed = cache.place([*continuation, 725, 726], len(continuation) + 2)  # a keystroke
+    assert typed.seq == first.seq and typed.reused == len(continuation)
+    newline = [*continuation[:-1], *range(800, 812)]  # a line further: still a newer version
+    cache.record(typed.seq, [*continuation, 725, 726])
+    assert cache.place(newline, len(newline)).seq == first.seq
+
+
 def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:
     """A rewrite that lent the engine keeps its sequence while a continuation runs."""
     ops = RecordingOps()

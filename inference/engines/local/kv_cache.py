@@ -42,6 +42,11 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
     return int(diff[0]) if diff.size else n
 
 
+# A newer version of a prompt may add this many tokens more than it drops (a line typed):
+# more than that, it is another prompt branching off the resident one.
+NEWER_VERSION_GROWTH = 16
+
+
 class PrefixCache:
     """Maps resident prefixes to sequence ids 0..n_slots-1.
 
@@ -82,7 +87,7 @@ class PrefixCache:
         best, shared = self._best_match(prompt)
         shared = min(shared, len(prompt) - 1 if need_logits else len(prompt))
         in_use = best is not None and best.seq in self._pinned
-        if best is not None and not in_use and self._continue_in_place(best, shared):
+        if best is not None and not in_use and self._continue_in_place(best, shared, len(prompt)):
             self._trim(best, shared)
             target = best
         else:
@@ -124,15 +129,18 @@ class PrefixCache:
         return best, best_len
 
     @staticmethod
-    def _continue_in_place(prefix: ResidentPrefix, shared: int) -> bool:
-        """In place when the request keeps most of the last prompt placed there: what it
-        would discard of that prompt is at most a quarter of what it shares (the next
-        keystroke in the same document; what was generated after the prompt is
-        disposable). Otherwise the shared head is forked, and the prompt stays resident:
-        ghost text's continuation shares the next-edit prompt's first section only, and
-        in place each would throw the other's tail away at every keystroke."""
+    def _continue_in_place(prefix: ResidentPrefix, shared: int, request_length: int) -> bool:
+        """In place when the request is a newer version of the last prompt placed there
+        (the next keystroke in the same document; what was generated after the prompt is
+        disposable): it discards at most a quarter of what it shares, and adds not much
+        more than it discards. Otherwise the shared head is forked and the prompt stays
+        resident: ghost text's continuation and the next-edit prompt share the first
+        section; in place each would throw the other's tail away (the continuation ends
+        a few tokens into the next-edit prompt's region, the next-edit prompt goes on
+        for hundreds)."""
         prompt = min(len(prefix.tokens), prefix.prompt_length or len(prefix.tokens))
-        return (prompt - shared) * 4 <= shared
+        discarded, added = prompt - shared, request_length - shared
+        return discarded * 4 <= shared and added <= 4 * discarded + NEWER_VERSION_GROWTH
 
     def _trim(self, prefix: ResidentPrefix, length: int) -> None:
         if length < len(prefix.tokens):
