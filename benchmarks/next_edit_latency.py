@@ -42,6 +42,7 @@ from typing import Any
 
 from corpus_split import SPLITS, records
 from eval_cases import Case, Step, cases
+from eval_lsp import connect, initialize_params
 from eval_report import quantile
 from eval_run import Variant, start_hub
 from latency_trace import MultiplexClient, Timed, Trace, type_and_ask
@@ -98,6 +99,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", choices=SPLITS, default="heldout")
     parser.add_argument("--cases", type=int, default=16)
     parser.add_argument("--mode", choices=("typing", "line"), default="typing")
+    parser.add_argument(
+        "--editors", type=int, choices=(1, 2), default=1, help="2: two editors type at once"
+    )
     parser.add_argument("--ask", choices=("both", "ghost"), default="both")
     parser.add_argument("--pause-s", type=float, default=0.0, help="before asking")
     parser.add_argument(
@@ -175,7 +179,6 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         options["n_threads"] = args.threads
     variant = Variant(options, "default", None)
     trace = Trace(args.open_pause, tuple(args.gap_ms), ask=args.ask, pause_s=args.pause_s)
-    rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="st-latency-") as scratch:
         hub, client, described = await start_hub(
             variant, Path(scratch), data_dir, client_class=MultiplexClient
@@ -183,21 +186,45 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         engine = hub.engine_host.get_engine()
         log = CallLog()
         log.wrap(engine)
+        clients = [client, *[await second_editor(hub, scratch) for _ in range(args.editors - 1)]]
         rows = []
         try:
-            for number, case in enumerate(chosen):
-                path = Path(scratch) / "root" / f"case{number}" / case.path
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(case.opened, encoding="utf-8")
+            for first in range(0, len(chosen), args.editors):
+                group = list(enumerate(chosen))[first : first + args.editors]
                 log.calls.clear()
-                ghost, edit, last_key = await type_and_ask(client, path.as_uri(), case, trace, rng)
+                typed = await asyncio.gather(
+                    *(
+                        type_case(c, Path(scratch), number, case, trace, args.seed)
+                        for c, (number, case) in zip(clients, group, strict=False)
+                    )
+                )
                 await asyncio.sleep(0.05)  # the calls' records land after their answers
-                rows.append(_row(case, ghost, edit, log.calls, last_key))
+                for (_, case), (ghost, edit, last_key) in zip(group, typed, strict=True):
+                    rows.append(_row(case, ghost, edit, log.calls, last_key))
         finally:
-            with contextlib.suppress(TimeoutError, ConnectionError):
-                await asyncio.wait_for(client.call("shutdown", None), 30)
+            for each in clients:
+                with contextlib.suppress(TimeoutError, ConnectionError):
+                    await asyncio.wait_for(each.call("shutdown", None), 30)
             await hub.close()
         return {**described, "source": source, "rows": rows, "stats": engine.stats()}
+
+
+async def second_editor(hub: Any, scratch: str) -> MultiplexClient:
+    """Another editor connected to the same daemon (its own LSP session)."""
+    client, _ = await connect(hub, MultiplexClient)
+    await client.call("initialize", initialize_params((Path(scratch) / "root").as_uri()))
+    client.notify("initialized", {})
+    return client
+
+
+async def type_case(
+    client: MultiplexClient, scratch: Path, number: int, case: Case, trace: Trace, seed: int
+) -> tuple[Timed, Timed, float]:
+    """Case `number` typed by `client` into its own file (keystroke gaps seeded by it)."""
+    path = scratch / "root" / f"case{number}" / case.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case.opened, encoding="utf-8")
+    return await type_and_ask(client, path.as_uri(), case, trace, random.Random(seed + number))
 
 
 def _row(
@@ -262,6 +289,7 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "benchmark": "next_edit_latency",
         "quick": args.quick,
         "mode": args.mode,
+        "editors": args.editors,
         "ask": args.ask,
         "pause_s": args.pause_s,
         "gap_ms": list(args.gap_ms),
