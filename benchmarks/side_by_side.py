@@ -1,5 +1,5 @@
 """A benchmark run against the product code of two commits in one run, alternating, so
-that both meet the same machine load. Prints the benchmark's JSON line for each run,
+that both meet the same machine load. Prints the benchmark's JSON lines for each run,
 with "code" ("before" or "after") and "rev" added.
 
     python benchmarks/side_by_side.py --before REV [--after REV] [--rounds 2] \
@@ -56,7 +56,7 @@ def import_root(tree: Path, into: Path) -> Path:
     return into
 
 
-def run(benchmark: list[str], path: Path) -> dict[str, object]:
+def run(benchmark: list[str], path: Path) -> list[dict[str, object]]:
     script = ROOT / "benchmarks" / benchmark[0]
     env = {
         **os.environ,
@@ -70,11 +70,10 @@ def run(benchmark: list[str], path: Path) -> dict[str, object]:
         text=True,
         check=True,
     )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise SystemExit(f"{benchmark[0]} printed no JSON line")
-    result: dict[str, object] = json.loads(lines[-1])
-    return result
+    return lines
 
 
 def rev_name(rev: str | None) -> str:
@@ -98,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for _ in range(args.rounds):
                 for code in ("before", "after"):
-                    line = run(args.benchmark, paths[code])
-                    print(json.dumps({"code": code, "rev": revs[code], **line}), flush=True)
+                    for line in run(args.benchmark, paths[code]):
+                        print(json.dumps({"code": code, "rev": revs[code], **line}), flush=True)
         finally:
             for tree in trees.values():
                 if tree != ROOT:
