@@ -242,7 +242,10 @@ def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
     edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
     found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates)
     seconds = time.perf_counter() - started
-    judged = [_judged(case, c.start, c.end, c.new_text, c.confidence, c.source) for c in found]
+    judged = [
+        _judged(case, c.edit.start, c.edit.end, c.edit.new_text, c.confidence, c.source)
+        for c in found
+    ]
     return Observation(judged, seconds, None, direct=True)
 
 

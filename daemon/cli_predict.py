@@ -17,12 +17,8 @@ from typing import TYPE_CHECKING, Any
 from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from shadowtab.inference.next_edit.predictor import (
-        Check,
-        EditCandidate,
-        PredictionRequest,
-        Predictor,
-    )
+    from shadowtab.inference.next_edit.candidates import Candidate
+    from shadowtab.inference.next_edit.predictor import Check, PredictionRequest, Predictor
 
 
 def register(subparsers: Any) -> None:
@@ -149,23 +145,23 @@ def predict(
     if kind in ("inline", "both"):
         started = time.perf_counter()
         found = _checked(predictor, request, True, check)
-        result["inline"] = [c.new_text for c in found]
+        result["inline"] = [c.edit.new_text for c in found]
         result["inline_seconds"] = round(time.perf_counter() - started, 3)
     if kind in ("next-edit", "both"):
         started = time.perf_counter()
         edits = _checked(predictor, request, False, check)
         result["next_edit"] = [
             {
-                "old": request.text[e.start : e.end],
-                "new": e.new_text,
-                "start": e.start,
-                "end": e.end,
-                "kind": e.kind,
-                "confidence": round(e.confidence, 4),
-                "source": e.source,
-                "format": e.format,
+                "old": request.text[c.edit.start : c.edit.end],
+                "new": c.edit.new_text,
+                "start": c.edit.start,
+                "end": c.edit.end,
+                "kind": c.kind,
+                "confidence": round(c.confidence, 4),
+                "source": c.source,
+                "format": c.format,
             }
-            for e in edits
+            for c in edits
         ]
         result["next_edit_seconds"] = round(time.perf_counter() - started, 3)
     return result
@@ -173,10 +169,10 @@ def predict(
 
 def _checked(
     predictor: Predictor, request: PredictionRequest, inline: bool, check: Check | None
-) -> list[EditCandidate]:
+) -> list[Candidate]:
     from shadowtab.inference.next_edit.predictor import checked_candidates
 
-    async def run(call: Any) -> list[EditCandidate]:
+    async def run(call: Any) -> list[Candidate]:
         return list(call(threading.Event()))  # blocking is fine here: nothing else runs
 
     return asyncio.run(checked_candidates(predictor, request, inline, run, check))

@@ -10,8 +10,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shadowtab.inference.next_edit.filters import Replacement, lint_gate
-from shadowtab.inference.next_edit.predictor import Check, EditCandidate
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.edits import TextEdit
+from shadowtab.inference.next_edit.filters import lint_gate
+from shadowtab.inference.next_edit.predictor import Check
 from shadowtab.shadow_workspace import (
     Diagnostic,
     LinterSpec,
@@ -55,26 +57,27 @@ class LintCache:
         self._entries.pop((path, text), None)
 
 
-def as_change(text: str, candidate: Replacement) -> TextChange:
-    start, end = position_in(text, candidate.start), position_in(text, candidate.end)
-    return TextChange(Range(Position(*start), Position(*end)), candidate.new_text)
+def as_change(text: str, edit: TextEdit) -> TextChange:
+    start, end = position_in(text, edit.start), position_in(text, edit.end)
+    return TextChange(Range(Position(*start), Position(*end)), edit.new_text)
 
 
 def adds_errors(
     text: str,
     before: Sequence[Diagnostic],
     after: Sequence[Diagnostic],
-    candidate: Replacement,
+    edit: TextEdit,
 ) -> bool:
-    introduced = diagnostics_delta(list(before), list(after), [as_change(text, candidate)])
+    introduced = diagnostics_delta(list(before), list(after), [as_change(text, edit)])
     return any(d.severity == ERROR for d in introduced)
 
 
 def check_with(lint: LintText, lint_before: LintText | None = None) -> Check:
     """The pipeline's lint gate over `lint` (a text's diagnostics)."""
 
-    async def check(text: str, candidates: Sequence[EditCandidate]) -> list[bool]:
-        return await lint_gate(text, candidates, lint, adds_errors, lint_before)
+    async def check(text: str, candidates: Sequence[Candidate]) -> list[bool]:
+        edits = [c.edit for c in candidates]
+        return await lint_gate(text, edits, lint, adds_errors, lint_before)
 
     return check
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from shadowtab.inference.next_edit.candidates import MAX_CANDIDATES
-from shadowtab.inference.next_edit.predictor import EditCandidate, checked_candidates
+from shadowtab.inference.next_edit.candidates import MAX_CANDIDATES, Candidate
+from shadowtab.inference.next_edit.predictor import checked_candidates
 from shadowtab.lsp.convert import to_lsp_range
 from shadowtab.lsp.prediction_check import workspace_check
 from shadowtab.lsp.predictions import PredictionCancelled
@@ -35,10 +35,16 @@ async def inline_completion(
     found = await _predict(session, uri, position.line, position.character, inline=True)
     if found is None:
         return []
-    request, document, clean = found
-    cursor = document.position_at(request.cursor)
-    rng = to_lsp_range(Range(cursor, cursor))
-    return [types.InlineCompletionItem(insert_text=c.new_text, range=rng) for c in clean]
+    _, document, clean = found
+    return [
+        types.InlineCompletionItem(insert_text=c.edit.new_text, range=_lsp_range(document, c))
+        for c in clean
+    ]
+
+
+def _lsp_range(document: ShadowDocument, candidate: Candidate) -> types.Range:
+    edit = candidate.edit
+    return to_lsp_range(Range(document.position_at(edit.start), document.position_at(edit.end)))
 
 
 async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
@@ -56,10 +62,11 @@ async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
     for index, candidate in enumerate(clean):
         if candidate.path and candidate.path != request.path:
             continue  # an edit of another file: not in this result shape yet
-        rng = Range(document.position_at(candidate.start), document.position_at(candidate.end))
+        edit = candidate.edit
+        rng = Range(document.position_at(edit.start), document.position_at(edit.end))
         item: dict[str, Any] = {
             "range": rng.to_dict(),
-            "text": candidate.new_text,
+            "text": edit.new_text,
             "textDocument": {"uri": uri, "version": session_version or version},
             "command": {
                 "title": "Accept next edit",
@@ -95,7 +102,7 @@ def _count(raw: Any) -> int:
 
 async def _predict(
     session: Session, uri: str, line: int, character: int, inline: bool, count: int = 0
-) -> tuple[PredictionRequest, ShadowDocument, list[EditCandidate]] | None:
+) -> tuple[PredictionRequest, ShadowDocument, list[Candidate]] | None:
     """Ask the predictor in a worker, keep the candidates that add no errors; None when
     there is no predictor. ContentModified when the text changed meanwhile."""
     request = _request(session, uri, line, character, inline, count)

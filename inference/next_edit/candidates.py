@@ -1,12 +1,13 @@
 """Candidates and where they come from: each source (repeat-edit propagation, the model,
-...) returns ranked candidates with a confidence and its name; the predictor merges
-them. Plain data, no engine."""
+...) returns ranked candidates with a confidence and its name; the pipeline ranks them
+and gives each its kind, and the predictor hands the same Candidate to the language
+server, its edits merged into one. Plain data, no engine."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from .edits import TextEdit, apply_all
@@ -37,20 +38,31 @@ class Query:
 
 @dataclass(frozen=True)
 class Candidate:
-    """Edits of the document `path` (the query's file when empty), with the source's
-    confidence in [0, 1]. `region`: the span the source rewrote (the model's window),
-    which tells an edit there from a jump elsewhere. A model candidate carries the
-    probability of each token that wrote its change (`token_probs`, and each one's
-    top-1/top-2 margin when known); None: the engine reported no probabilities."""
+    """One suggestion, from the source that proposed it to the editor: edits of the
+    document `path` (the query's file when empty), with the source's confidence in
+    [0, 1]. `kind`: how the editor shows it, set where it is known (the pipeline's
+    kind_of; a ghost-text source's own). `region`: the span the source rewrote (the
+    model's window), which tells an edit there from a jump elsewhere. A model candidate
+    carries the probability of each token that wrote its change (`token_probs`, and each
+    one's top-1/top-2 margin when known); None: the engine reported no probabilities."""
 
     edits: tuple[TextEdit, ...]
     confidence: float
     source: str
     format: str = ""
     path: str = ""
+    kind: Kind = "edit"
     region: tuple[int, int] | None = None
     token_probs: tuple[float, ...] | None = None
     token_margins: tuple[float, ...] | None = None
+
+    @property
+    def edit(self) -> TextEdit:
+        """Its one edit. A candidate as the predictor hands it over has one (merged():
+        an editor takes one replacement per suggestion); ValueError for several."""
+        if len(self.edits) != 1:
+            raise ValueError(f"a candidate of {len(self.edits)} edits: merged() makes it one")
+        return self.edits[0]
 
 
 class CandidateSource(Protocol):
@@ -72,6 +84,11 @@ def kind_of(candidate: Candidate, situation: Situation) -> Kind:
     low, high = candidate.region or _near(situation)
     inside = all(low <= e.start and e.end <= high for e in edits)
     return "edit" if inside else "jump"
+
+
+def classified(candidate: Candidate, situation: Situation) -> Candidate:
+    """The candidate with its kind (kind_of) in this situation."""
+    return replace(candidate, kind=kind_of(candidate, situation))
 
 
 def _near(situation: Situation) -> tuple[int, int]:
@@ -111,6 +128,9 @@ def _result(candidate: Candidate, text: str) -> tuple[TextEdit, ...]:
     return (TextEdit(start, end, new[start : len(new) - (len(text) - end)]),)
 
 
-def merged(candidate: Candidate, text: str) -> TextEdit:
-    """The candidate's edits as one replacement (for clients that take one)."""
-    return _result(candidate, text)[0]
+def merged(candidate: Candidate, text: str) -> Candidate:
+    """The candidate with its edits as one replacement (editors take one). `text` is
+    the query's file; a candidate that names its file (`path`: propagation's, one edit
+    each, maybe of another file) keeps its first edit."""
+    edits = candidate.edits[:1] if candidate.path else _result(candidate, text)
+    return replace(candidate, edits=edits)

@@ -105,6 +105,7 @@ def ghost_candidate(
         score,
         NAME,
         NAME,
+        kind="inline",
         token_probs=kept.probs if kept is not None else None,
         token_margins=kept.margins if kept is not None else None,
     )

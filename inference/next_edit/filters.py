@@ -12,29 +12,14 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
+
+from .edits import TextEdit
 
 logger = logging.getLogger(__name__)
 
 # A rewrite less similar to the region than this is the model wandering off, not an edit.
 MIN_REWRITE_SIMILARITY = 0.6
-
-
-class Replacement(Protocol):
-    """A candidate as the replacement of text[start:end] (an insertion when start == end)."""
-
-    @property
-    def start(self) -> int: ...
-
-    @property
-    def end(self) -> int: ...
-
-    @property
-    def new_text(self) -> str: ...
-
-
-def applied(text: str, candidate: Replacement) -> str:
-    return text[: candidate.start] + candidate.new_text + text[candidate.end :]
 
 
 def is_noise(old: str, new: str) -> bool:
@@ -47,30 +32,30 @@ def is_noise(old: str, new: str) -> bool:
 
 D = TypeVar("D")
 Lint = Callable[[str], Awaitable[Sequence[D]]]  # the diagnostics of a whole text
-# (text before, its diagnostics, the diagnostics after, the candidate) -> adds an error?
-AddsErrors = Callable[[str, Sequence[D], Sequence[D], Replacement], bool]
+# (text before, its diagnostics, the diagnostics after, the edit) -> adds an error?
+AddsErrors = Callable[[str, Sequence[D], Sequence[D], TextEdit], bool]
 
 
 async def lint_gate(
     text: str,
-    candidates: Sequence[Replacement],
+    edits: Sequence[TextEdit],
     lint: Lint[D],
     adds_errors: AddsErrors[D],
     lint_before: Lint[D] | None = None,
 ) -> list[bool]:
-    """For each candidate: True when applying it adds no error. `lint_before` lints the
+    """For each candidate's edit: True when applying it adds no error. `lint_before` lints the
     unchanged text (the same for every request between two keystrokes: callers cache
     it); a linter that fails lets every candidate through rather than hide them all."""
-    if not candidates:
+    if not edits:
         return []
     try:
         before, *after = await asyncio.gather(
-            (lint_before or lint)(text), *(lint(applied(text, c)) for c in candidates)
+            (lint_before or lint)(text), *(lint(edit.apply(text)) for edit in edits)
         )
     except Exception as exc:
         logger.warning("lint of predictions failed: %s", exc)
-        return [True] * len(candidates)
+        return [True] * len(edits)
     return [
-        not adds_errors(text, before, diagnostics, candidate)
-        for candidate, diagnostics in zip(candidates, after, strict=True)
+        not adds_errors(text, before, diagnostics, edit)
+        for edit, diagnostics in zip(edits, after, strict=True)
     ]

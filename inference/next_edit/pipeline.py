@@ -8,15 +8,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .candidates import (
-    MAX_CANDIDATES,
-    Candidate,
-    CandidateSource,
-    Kind,
-    Query,
-    kind_of,
-    rank,
-)
+from .candidates import MAX_CANDIDATES, Candidate, CandidateSource, Query, classified, rank
 from .feedback import FeedbackCounts
 from .reversal import undoes_user
 from .single_flight import SingleFlight
@@ -27,12 +19,6 @@ TYPE_THROUGH = "type-through"
 MODEL_SOURCES = ("model", "completion")  # the sources whose tokens have probabilities
 
 
-@dataclass(frozen=True)
-class Suggestion:
-    candidate: Candidate
-    kind: Kind
-
-
 @dataclass
 class NextEditPipeline:
     sources: Sequence[CandidateSource]
@@ -41,8 +27,9 @@ class NextEditPipeline:
     feedback: FeedbackCounts = field(default_factory=FeedbackCounts)
     flights: SingleFlight[list[Candidate]] = field(default_factory=SingleFlight)
 
-    def predict(self, query: Query, cancel: threading.Event | None = None) -> list[Suggestion]:
-        """Ranked suggestions, at most query.n (clamped to 1..MAX_CANDIDATES)."""
+    def predict(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
+        """Ranked candidates, each of its kind, at most query.n (clamped to
+        1..MAX_CANDIDATES)."""
         situation = query.situation
         n = max(1, min(query.n, MAX_CANDIDATES))
         path, text, cursor = situation.path, situation.text, situation.cursor
@@ -50,27 +37,27 @@ class NextEditPipeline:
         if kept:
             for candidate in kept:
                 self.feedback.add("typed_through", candidate.source, candidate.format)
-            return [Suggestion(c, "inline") for c in kept[:n]]
+            return kept[:n]
         found = self._found(query, n, cancel)
         ranked = rank(found, text, n, self.min_confidence)
-        return [Suggestion(c, kind_of(c, situation)) for c in ranked]
+        return [classified(c, situation) for c in ranked]
 
-    def typed_through(self, query: Query) -> list[Suggestion]:
+    def typed_through(self, query: Query) -> list[Candidate]:
         """The ghost text shown before that the user has typed part of, the rest kept."""
         s = query.situation
         kept = self.memory.type_through(s.path, s.text, s.cursor)
         for candidate in kept:
             self.feedback.add("typed_through", candidate.source, candidate.format)
-        return [Suggestion(c, "inline") for c in kept[: max(1, min(query.n, MAX_CANDIDATES))]]
+        return kept[: max(1, min(query.n, MAX_CANDIDATES))]
 
-    def remembered(self, query: Query) -> list[Suggestion]:
-        """The suggestions of the sources already asked for this state (no source runs)."""
+    def remembered(self, query: Query) -> list[Candidate]:
+        """The candidates of the sources already asked for this state (no source runs)."""
         s = query.situation
         found = self.memory.recall(s.path, s.text, s.cursor)
         if not found:
             return []
         ranked = rank(found, s.text, max(1, min(query.n, MAX_CANDIDATES)), self.min_confidence)
-        return [Suggestion(c, kind_of(c, s)) for c in ranked]
+        return [classified(c, s) for c in ranked]
 
     def _found(self, query: Query, n: int, cancel: threading.Event | None) -> list[Candidate]:
         """The sources' candidates for this state: remembered, or computed once for
@@ -100,12 +87,11 @@ class NextEditPipeline:
                     found.append(candidate)
         return found
 
-    def shown(self, query: Query, suggestions: Sequence[Suggestion]) -> None:
+    def shown(self, query: Query, candidates: Sequence[Candidate]) -> None:
         """The editor got these: count them, remember the ghost text for type-through."""
         s = query.situation
-        self.memory.show(s.path, s.text, s.cursor, [x.candidate for x in suggestions])
-        for suggestion in suggestions:
-            c = suggestion.candidate
+        self.memory.show(s.path, s.text, s.cursor, list(candidates))
+        for c in candidates:
             self.feedback.add("shown", c.source, c.format)
             if c.token_probs is None and c.source in MODEL_SOURCES:
                 self.feedback.add("unscored", c.source, c.format)

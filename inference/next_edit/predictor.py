@@ -1,9 +1,10 @@
 """Predictors: what the language server asks for ghost text and next edits.
 
-They take and return plain data (text, str offsets), so the server can check a
-candidate in the shadow workspace before it shows it. Calls block; the server runs them
-in a worker thread and cancels them with a threading.Event when a newer keystroke comes.
-`EnginePredictor` runs the next-edit pipeline (pipeline.py) over its sources.
+They take plain data (text, str offsets) and return candidates.Candidate, each one
+edit (TextEdit) of its kind, so the server can check a candidate in the shadow workspace
+before it shows it. Calls block; the server runs them in a worker thread and cancels
+them with a threading.Event when a newer keystroke comes. `EnginePredictor` runs the
+next-edit pipeline (pipeline.py) over its sources.
 """
 
 from __future__ import annotations
@@ -16,21 +17,20 @@ from typing import Protocol, TypeVar
 
 from ..engines.api import Engine
 from . import repetition
-from .candidates import CandidateSource, Query, merged, rank
+from .candidates import Candidate, CandidateSource, Query, merged, rank
 from .completion_source import CompletionSource
+from .edits import TextEdit
 from .events import Edit, edit_context
 from .feedback import FeedbackCounts
 from .model_source import ModelSource
-from .pipeline import NextEditPipeline, Suggestion
+from .pipeline import NextEditPipeline
 from .reversal import undoes_user
 from .situation import Situation
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 __all__ = [
-    "EditCandidate",
     "EnginePredictor",
     "FixedPredictor",
-    "InlineCandidate",
     "PredictionRequest",
     "Predictor",
     "checked_candidates",
@@ -52,34 +52,17 @@ class PredictionRequest:
     asked_at: float | None = None
 
 
-@dataclass(frozen=True)
-class InlineCandidate:
-    text: str  # inserted at the cursor
-    confidence: float = 1.0
-    source: str = ""
-    format: str = ""
-
-
-@dataclass(frozen=True)
-class EditCandidate:
-    start: int  # str offsets into `path` (PredictionRequest.path when empty)
-    end: int
-    new_text: str
-    kind: str = "edit"  # "inline" | "edit" | "jump"
-    confidence: float = 1.0
-    source: str = ""
-    format: str = ""
-    path: str = ""
-
-
 class Predictor(Protocol):
+    """Both return candidates best first, each one edit (Candidate.edit): `inline` ghost
+    text (kind "inline", an insertion at the cursor), `next_edit` any kind."""
+
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[InlineCandidate]: ...
+    ) -> list[Candidate]: ...
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[EditCandidate]: ...
+    ) -> list[Candidate]: ...
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None: ...
 
@@ -96,21 +79,6 @@ def query_of(request: PredictionRequest) -> Query:
     situation = Situation(request.path, request.text, cursor, context.in_progress, context.past)
     return Query(
         situation, request.max_candidates, request.events, request.open_texts, request.asked_at
-    )
-
-
-def edit_candidate(suggestion: Suggestion, text: str) -> EditCandidate:
-    c = suggestion.candidate
-    edit = merged(c, text) if not c.path else c.edits[0]
-    return EditCandidate(
-        edit.start,
-        edit.end,
-        edit.new_text,
-        suggestion.kind,
-        c.confidence,
-        c.source,
-        c.format,
-        c.path,
     )
 
 
@@ -149,17 +117,9 @@ class EnginePredictor:
     def feedback(self) -> FeedbackCounts:
         return self.pipeline.feedback
 
-    def suggestions(
-        self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[Suggestion]:
-        query = query_of(request)
-        found = self.pipeline.predict(query, cancel)
-        self.pipeline.shown(query, found)
-        return found
-
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[InlineCandidate]:
+    ) -> list[Candidate]:
         query = query_of(request)
         found = self.pipeline.typed_through(query)
         if not found and self.use_repetition:
@@ -167,38 +127,32 @@ class EnginePredictor:
         if not found:
             found = self._continuations(query, cancel)
         if not found:
-            found = [s for s in self.pipeline.remembered(query) if s.kind == "inline"]
+            found = [c for c in self.pipeline.remembered(query) if c.kind == "inline"]
         self.pipeline.shown(query, found)
-        return [
-            InlineCandidate(
-                s.candidate.edits[0].new_text,
-                s.candidate.confidence,
-                s.candidate.source,
-                s.candidate.format,
-            )
-            for s in found
-        ]
+        return found
 
-    def _continuations(self, query: Query, cancel: threading.Event | None) -> list[Suggestion]:
+    def _continuations(self, query: Query, cancel: threading.Event | None) -> list[Candidate]:
         found = [
             c
             for c in self._completion.candidates(query, cancel)
             if not undoes_user(c.edits, query.situation)
         ]
-        ranked = rank(found, query.situation.text, query.n, self.pipeline.min_confidence)
-        return [Suggestion(c, "inline") for c in ranked]
+        return rank(found, query.situation.text, query.n, self.pipeline.min_confidence)
 
-    def _repetition(self, query: Query) -> list[Suggestion]:
+    def _repetition(self, query: Query) -> list[Candidate]:
         """The open files' own continuation of the text before the cursor."""
         found = repetition.candidate(query)
         if found is None or undoes_user(found.edits, query.situation):
             return []
-        return [Suggestion(found, "inline")]
+        return [found]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[EditCandidate]:
-        return [edit_candidate(s, request.text) for s in self.suggestions(request, cancel)]
+    ) -> list[Candidate]:
+        query = query_of(request)
+        found = self.pipeline.predict(query, cancel)
+        self.pipeline.shown(query, found)
+        return [merged(c, request.text) for c in found]
 
     def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         """Prefill the plain continuation's prompt (run at every keystroke): it ends at
@@ -232,8 +186,8 @@ class FixedPredictor:
     `delay_s` makes a call take that long (checking `cancel`), to test cancellation.
     """
 
-    inline_texts: Sequence[str] = ()
-    edits: Sequence[EditCandidate] = ()
+    inline_texts: Sequence[str] = ()  # inserted at the request's cursor
+    edits: Sequence[Candidate] = ()  # each of one edit
     delay_s: float = 0.0
     calls: list[str] = field(default_factory=list)
 
@@ -247,20 +201,24 @@ class FixedPredictor:
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[InlineCandidate]:
+    ) -> list[Candidate]:
         self.calls.append("inline")
         if not self._wait(cancel):
             return []
-        return [InlineCandidate(t) for t in self.inline_texts[: request.max_candidates]]
+        at = request.cursor
+        return [
+            Candidate((TextEdit(at, at, t),), 1.0, "", kind="inline")
+            for t in self.inline_texts[: request.max_candidates]
+        ]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[EditCandidate]:
+    ) -> list[Candidate]:
         self.calls.append("next_edit")
         if not self._wait(cancel):
             return []
         size = len(request.text)
-        return [e for e in self.edits if 0 <= e.start <= e.end <= size]
+        return [c for c in self.edits if all(0 <= e.start <= e.end <= size for e in c.edits)]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         self.calls.append("warm")
@@ -272,30 +230,24 @@ class FixedPredictor:
 # Runs a blocking predictor call (given its cancel event) in a worker thread.
 RunBlocking = Callable[[Callable[[threading.Event], T]], Awaitable[T]]
 # The lint gate (filters.lint_gate with the caller's linters): a verdict per candidate.
-Check = Callable[[str, Sequence[EditCandidate]], Awaitable[list[bool]]]
+Check = Callable[[str, Sequence[Candidate]], Awaitable[list[bool]]]
 
 
 async def checked_candidates(
     predictor: Predictor,
     request: PredictionRequest,
     inline: bool,
-    run: RunBlocking[list[EditCandidate]],
+    run: RunBlocking[list[Candidate]],
     check: Check | None = None,
-) -> list[EditCandidate]:
+) -> list[Candidate]:
     """The next-edit pipeline the editors and `shadowtab predict` share: ask the
-    predictor (ghost text becomes an insertion at the cursor), then keep the candidates
-    the lint gate passes, best first."""
+    predictor (ghost text, or next edits), then keep the candidates the lint gate
+    passes, best first."""
 
-    def call(cancel: threading.Event) -> list[EditCandidate]:
-        if not inline:
-            return predictor.next_edit(request, cancel)
-        found = predictor.inline(request, cancel)
-        return [
-            EditCandidate(
-                request.cursor, request.cursor, c.text, "inline", c.confidence, c.source, c.format
-            )
-            for c in found
-        ]
+    def call(cancel: threading.Event) -> list[Candidate]:
+        if inline:
+            return predictor.inline(request, cancel)
+        return predictor.next_edit(request, cancel)
 
     candidates = await run(call)
     if check is None:

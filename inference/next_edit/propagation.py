@@ -3,13 +3,13 @@ with another (a rename, an argument added, a call swapped); offer the same repla
 the other places of the open files where the old sequence occurs in the same kind of
 context, nearest first, each with its location for "Tab to jump".
 
-Pure: plain strings and offsets in, candidates out. Work is bounded whatever the files
-hold: at most `max_examined` occurrences are looked at (nearest first), and each costs
-a lex of one line.
+Pure: plain strings and offsets in, candidates out (each one edit of its file, `path`).
+Work is bounded whatever the files hold: at most `max_examined` occurrences are looked
+at (nearest first), and each costs a lex of one line.
 
     edit = CompletedEdit.from_texts("a.py", before, after)
     for candidate in propagate(edit, {"a.py": after, "b.py": other_text}):
-        ...  # candidate.path, .start, .end, .new_text, .line, .confidence
+        ...  # candidate.path, .edit (start, end, new_text), .confidence
 
 A predictor plugs it in as a candidate source ahead of the model, from the last
 completed history event:
@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from .lexing import BlockState, Language, RunningCount, language_for
+from .candidates import Candidate
+from .edits import TextEdit
+from .lexing import BlockState, Language, language_for
 from .replacement import Replacement, find_replacement, hit_context
 
-__all__ = ["CompletedEdit", "PropagationCandidate", "propagate"]
+__all__ = ["CompletedEdit", "propagate"]
 
 SOURCE = "propagation"
 MAX_CANDIDATES = 20
@@ -89,25 +91,12 @@ class CompletedEdit:
         )
 
 
-@dataclass(frozen=True)
-class PropagationCandidate:
-    """Replace text[start:end] of the open file `path` by `new_text` (str offsets)."""
-
-    path: str
-    start: int
-    end: int
-    new_text: str
-    line: int  # 0-based line of `start`: where "Tab to jump" lands
-    confidence: float
-    source: str = SOURCE
-
-
 def propagate(
     edit: CompletedEdit | None,
     open_texts: Mapping[str, str],
     max_candidates: int = MAX_CANDIDATES,
     max_examined: int = MAX_EXAMINED,
-) -> list[PropagationCandidate]:
+) -> list[Candidate]:
     """The edit's replacement offered at its other occurrences: in the edited file
     nearest first, then in the other open files of the same language, top down."""
     if edit is None or not edit.is_consistent() or max_candidates <= 0:
@@ -135,7 +124,7 @@ class _Search:
         self.language = language
         self.max_found = max_found
         self.budget = max_examined
-        self.found: list[PropagationCandidate] = []
+        self.found: list[Candidate] = []
 
     def done(self) -> bool:
         return len(self.found) >= self.max_found or self.budget <= 0
@@ -158,7 +147,6 @@ class _Search:
         penalty: float,
         blocks: BlockState,
     ) -> None:
-        lines = RunningCount(text, "\n")
         taken: list[tuple[int, int]] = [site] if site is not None else []
         for hit in hits:
             if self.done():
@@ -172,11 +160,8 @@ class _Search:
                 continue
             taken.append(span)
             start, end, new_text = self.replacement.minimal_at(hit)
-            self.found.append(
-                PropagationCandidate(
-                    path, start, end, new_text, lines.before(start), round(score - penalty, 3)
-                )
-            )
+            edit = TextEdit(start, end, new_text)
+            self.found.append(Candidate((edit,), round(score - penalty, 3), SOURCE, path=path))
 
     def _score(self, text: str, hit: int, blocks: BlockState) -> float | None:
         """The confidence of offering the replacement at `hit`; None: not the same thing."""

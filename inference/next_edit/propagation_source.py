@@ -14,7 +14,6 @@ import re
 import threading
 
 from .candidates import Candidate, Query
-from .edits import TextEdit
 from .events import Edit
 from .propagation import SOURCE, CompletedEdit, propagate
 
@@ -54,12 +53,4 @@ class PropagationSource:
             situation.path, situation.text, last.offset, last.old_text, last.new_text
         )
         texts = {**query.open_texts, situation.path: situation.text}
-        return [
-            Candidate(
-                (TextEdit(found.start, found.end, found.new_text),),
-                found.confidence,
-                found.source,
-                path=found.path,
-            )
-            for found in propagate(edit, texts, max_candidates=query.n)
-        ]
+        return propagate(edit, texts, max_candidates=query.n)

@@ -88,4 +88,4 @@ def candidate(query: Query) -> Candidate | None:
     if text is None or not text.strip():
         return None
     confidence = found.match / (found.match + MIN_MATCH)
-    return Candidate((TextEdit(s.cursor, s.cursor, text),), confidence, NAME, NAME)
+    return Candidate((TextEdit(s.cursor, s.cursor, text),), confidence, NAME, NAME, kind="inline")

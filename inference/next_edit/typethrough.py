@@ -19,7 +19,8 @@ MAX_KEPT = 32
 
 @dataclass(frozen=True)
 class Shown:
-    """An insertion shown at `cursor` of `text` (ghost text), and who proposed it."""
+    """A candidate shown as ghost text, and the state it was shown in: an insertion at
+    `cursor` of `text`."""
 
     path: str
     text: str
@@ -42,7 +43,7 @@ def remainder(shown: Shown, path: str, text: str, cursor: int) -> Candidate | No
     if text[cursor:] != shown.text[shown.cursor :]:
         return None
     rest = TextEdit(cursor, cursor, edit.new_text[typed:])
-    return replace(shown.candidate, edits=(rest,), region=None)
+    return replace(shown.candidate, edits=(rest,), kind="inline", region=None)
 
 
 class PredictionMemory:

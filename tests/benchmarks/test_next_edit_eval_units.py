@@ -129,7 +129,9 @@ async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     """Through the real server with a stand-in predictor that offers the case's own
     answer: ghost text and next edit are then correct and exact."""
     from eval_run import CaseRunner, Pauses, start_hub, variants
-    from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
+    from shadowtab.inference.next_edit.candidates import Candidate
+    from shadowtab.inference.next_edit.edits import TextEdit
+    from shadowtab.inference.next_edit.predictor import FixedPredictor
 
     case = eval_cases.typing_case(RECORD)
     assert case is not None
@@ -140,9 +142,8 @@ async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     while case.current[len(case.current) - 1 - tail] == done[len(done) - 1 - tail]:
         tail += 1
     line_start = case.current.rfind("\n", 0, case.cursor) + 1
-    predictor.edits = [
-        EditCandidate(line_start, len(case.current) - tail, done[line_start : len(done) - tail])
-    ]
+    edit = TextEdit(line_start, len(case.current) - tail, done[line_start : len(done) - tail])
+    predictor.edits = [Candidate((edit,), 1.0, "")]
     variant = variants(None, None, None, 1)[0]
     hub, client, _ = await start_hub(variant, tmp_path, tmp_path / "data", predictor)
     runner = CaseRunner(hub, client, tmp_path / "root", Pauses(0.05, 0.05, 0.0))

@@ -24,18 +24,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shadowtab.daemon.config import load_settings
-from shadowtab.inference.next_edit.predictor import (
-    EditCandidate,
-    InlineCandidate,
-    PredictionRequest,
-    Predictor,
-)
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.edits import TextEdit
+from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
 from shadowtab.lsp.hub import Hub
 
 GHOST_TEXT = ".title()"
 OLD_WORD, NEW_WORD = "hello", "goodbye"
 WORD = re.compile(r"[A-Za-z_]\w*")
 GHOST_AFTER = re.compile(r"=\s*\S.*[\w)\]'\"]$")  # an assignment with a value
+
+
+def ghost_text(request: PredictionRequest) -> Candidate:
+    at = request.cursor
+    return Candidate((TextEdit(at, at, GHOST_TEXT),), 1.0, "", kind="inline")
+
+
+def replacing(start: int, end: int, new_text: str) -> Candidate:
+    return Candidate((TextEdit(start, end, new_text),), 1.0, "")
 
 
 @dataclass
@@ -45,16 +51,16 @@ class WordReplacer:
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[InlineCandidate]:
-        return [InlineCandidate(GHOST_TEXT)]
+    ) -> list[Candidate]:
+        return [ghost_text(request)]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[EditCandidate]:
+    ) -> list[Candidate]:
         start = request.text.find(OLD_WORD)
         if start < 0:
             return []
-        return [EditCandidate(start, start + len(OLD_WORD), NEW_WORD)]
+        return [replacing(start, start + len(OLD_WORD), NEW_WORD)]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
@@ -72,25 +78,25 @@ class RenameFollower:
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[InlineCandidate]:
+    ) -> list[Candidate]:
         line_start = request.text.rfind("\n", 0, request.cursor) + 1
         line_end = request.text.find("\n", request.cursor)
         rest = request.text[request.cursor : None if line_end < 0 else line_end]
         before = request.text[line_start : request.cursor]
         if rest.strip() or not GHOST_AFTER.search(before):
             return []
-        return [InlineCandidate(GHOST_TEXT)]
+        return [ghost_text(request)]
 
     def next_edit(
         self, request: PredictionRequest, cancel: threading.Event | None = None
-    ) -> list[EditCandidate]:
+    ) -> list[Candidate]:
         renamed = self._renamed(request.text)
         if renamed is None:
             return []
         old, new = renamed
         for match in WORD.finditer(request.text):
             if match.group() == old:
-                return [EditCandidate(match.start(), match.end(), new)]
+                return [replacing(match.start(), match.end(), new)]
         return []
 
     def _renamed(self, text: str) -> tuple[str, str] | None:

@@ -44,8 +44,8 @@ def test_the_predictor_suggests_over_the_server(openai_engine: OpenAIEngine) -> 
     cut rightly withholds (tests/inference/test_token_cut.py cuts over the server)."""
     predictor = EnginePredictor(lambda: openai_engine, token_threshold=0.0)
     for candidate in predictor.next_edit(REQUEST):
-        result = TEXT[: candidate.start] + candidate.new_text + TEXT[candidate.end :]
+        result = candidate.edit.apply(TEXT)
         assert TYPED.strip() in result and 0 < candidate.confidence <= 1
     inline = predictor.inline(REQUEST)
     assert inline, "no ghost text at the cursor"
-    assert all(c.text.strip() and 0 < c.confidence <= 1 for c in inline)
+    assert all(c.edit.new_text.strip() and 0 < c.confidence <= 1 for c in inline)

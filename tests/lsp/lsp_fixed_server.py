@@ -15,14 +15,16 @@ from collections.abc import Sequence
 from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
 from shadowtab.daemon.paths import state_dir
 from shadowtab.inference.engines.options import EngineOptions
-from shadowtab.inference.next_edit.predictor import EditCandidate, FixedPredictor
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.edits import TextEdit
+from shadowtab.inference.next_edit.predictor import FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
 
-def parse_edit(value: str) -> EditCandidate:
+def parse_edit(value: str) -> Candidate:
     start, end, text = value.split(":", 2)
-    return EditCandidate(int(start), int(end), text.replace("\\n", "\n"))
+    return Candidate((TextEdit(int(start), int(end), text.replace("\\n", "\n")),), 1.0, "")
 
 
 def build_hub(argv: Sequence[str]) -> Hub:

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from shadowtab.daemon.cli_predict import read_history
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.filters import lint_gate
-from shadowtab.inference.next_edit.predictor import EditCandidate, PredictionRequest, query_of
+from shadowtab.inference.next_edit.predictor import PredictionRequest, query_of
 
 
 @pytest.mark.parametrize(
@@ -35,8 +37,8 @@ async def test_a_failing_linter_lets_every_candidate_through() -> None:
     async def broken(text: str) -> Sequence[str]:
         raise RuntimeError("linter crashed")
 
-    candidates = [EditCandidate(0, 1, "y"), EditCandidate(1, 1, "z")]
-    verdicts = await lint_gate("x\n", candidates, broken, lambda *args: True)
+    edits = [TextEdit(0, 1, "y"), TextEdit(1, 1, "z")]
+    verdicts = await lint_gate("x\n", edits, broken, lambda *args: True)
     assert verdicts == [True, True]
 
 
@@ -61,16 +63,16 @@ async def test_the_lint_gate_counts_what_it_drops() -> None:
     class Counted(FixedPredictor):
         feedback = FeedbackCounts()
 
-    bad = EditCandidate(0, 1, "(", source="model", format="generic")
-    good = EditCandidate(0, 1, "y", source="model", format="generic")
+    bad = Candidate((TextEdit(0, 1, "("),), 1.0, "model", "generic")
+    good = Candidate((TextEdit(0, 1, "y"),), 1.0, "model", "generic")
     predictor = Counted(edits=[bad, good])
     request = PredictionRequest("a.py", "python", "x\n", 1)
 
-    async def run(call: Callable[[threading.Event], list[EditCandidate]]) -> list[EditCandidate]:
+    async def run(call: Callable[[threading.Event], list[Candidate]]) -> list[Candidate]:
         return call(threading.Event())
 
-    async def check(text: str, found: Sequence[EditCandidate]) -> list[bool]:
-        return [c.new_text != "(" for c in found]
+    async def check(text: str, found: Sequence[Candidate]) -> list[bool]:
+        return [c.edit.new_text != "(" for c in found]
 
     kept = await checked_candidates(predictor, request, False, run, check)
     assert kept == [good]

@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shadowtab.inference.next_edit.candidates import Candidate, Query
-from shadowtab.inference.next_edit.edits import TextEdit
+import pytest
+from shadowtab.inference.next_edit.candidates import Candidate, Query, merged
+from shadowtab.inference.next_edit.edits import TextEdit, apply_all
 from shadowtab.inference.next_edit.pipeline import NextEditPipeline
 from shadowtab.inference.next_edit.situation import EditInProgress, Situation
 
@@ -40,7 +41,7 @@ def query(text: str = TEXT, cursor: int = CURSOR, n: int = 3) -> Query:
 def test_ranked_by_confidence_distinct_and_at_most_n() -> None:
     model = FakeSource("model", [insert("th", 0.5), insert("th * height", 0.9), insert("th", 0.4)])
     found = NextEditPipeline([model]).predict(query(n=2))
-    assert [s.candidate.edits[0].new_text for s in found] == ["th * height", "th"]
+    assert [s.edits[0].new_text for s in found] == ["th * height", "th"]
     assert [s.kind for s in found] == ["inline", "inline"]
 
 
@@ -50,7 +51,7 @@ def test_earlier_source_wins_a_tie_and_is_asked_first() -> None:
     propagation = FakeSource("propagation", [rename])
     model = FakeSource("model", [insert("th", 0.9)])
     found = NextEditPipeline([propagation, model]).predict(query())
-    assert [s.candidate.source for s in found] == ["propagation", "model"]
+    assert [s.source for s in found] == ["propagation", "model"]
     assert found[0].kind == "jump"  # 30 lines below the cursor
 
 
@@ -64,7 +65,7 @@ def test_a_candidate_that_removes_what_was_just_typed_is_dropped_and_counted() -
     undo = Candidate((TextEdit(CURSOR - 3, CURSOR, ""),), 0.99, "model", "generic")
     pipeline = NextEditPipeline([FakeSource("model", [undo, insert("th", 0.5)])])
     found = pipeline.predict(query())
-    assert [s.candidate.edits[0].new_text for s in found] == ["th"]
+    assert [s.edits[0].new_text for s in found] == ["th"]
     assert pipeline.feedback.to_dict()["model/generic"]["dropped_reversal"] == 1
 
 
@@ -75,6 +76,23 @@ def test_an_edit_in_the_region_is_an_edit() -> None:
     assert found.kind == "edit"
 
 
+def test_a_candidate_is_handed_over_as_one_edit() -> None:
+    """What lsp/ reads (Candidate.edit) is one replacement: the candidate's edits merged,
+    everything else about it kept; a candidate of several edits has no single edit."""
+    at = TEXT.index("width,")
+    two = Candidate(
+        (TextEdit(at, at + 5, "w"), TextEdit(CURSOR, CURSOR, "th")), 0.8, "model", "generic"
+    )
+    with pytest.raises(ValueError):
+        _ = two.edit
+    one = merged(two, TEXT)
+    assert one.edit.apply(TEXT) == apply_all(TEXT, two.edits)
+    assert (one.edit.start, one.edit.end) == (at, CURSOR)
+    assert (one.confidence, one.source, one.format, one.kind) == (0.8, "model", "generic", "edit")
+    elsewhere = Candidate((TextEdit(0, 1, "y"),), 0.5, "propagation", path="b.py")
+    assert merged(elsewhere, TEXT) == elsewhere  # offsets into its own file
+
+
 def test_typing_what_was_shown_keeps_the_rest_without_asking_again() -> None:
     model = FakeSource("model", [insert("th * height", 0.9)])
     pipeline = NextEditPipeline([model])
@@ -83,7 +101,8 @@ def test_typing_what_was_shown_keeps_the_rest_without_asking_again() -> None:
     pipeline.predict(first)  # a second request for the same state keeps what was shown
     typed = TEXT[:CURSOR] + "th" + TEXT[CURSOR:]
     (rest,) = pipeline.predict(Query(Situation("a.py", typed, CURSOR + 2), 3))
-    assert rest.candidate.edits == (TextEdit(CURSOR + 2, CURSOR + 2, " * height"),)
+    assert rest.edits == (TextEdit(CURSOR + 2, CURSOR + 2, " * height"),)
+    assert rest.kind == "inline"
     assert len(model.calls) == 1
     counts = pipeline.feedback.to_dict()["model/generic"]
     assert counts["shown"] == 1 and counts["typed_through"] == 1

@@ -27,13 +27,14 @@ def test_next_edits_are_valid_and_never_undo_the_typing(engine: LlamaCppEngine) 
     predictor = EnginePredictor(lambda: engine, token_threshold=0.0)
     request = PredictionRequest("a.py", "python", TEXT, AT + len(TYPED), EVENTS, 2)
     for candidate in predictor.next_edit(request):
-        assert 0 <= candidate.start <= candidate.end <= len(TEXT)
-        result = TEXT[: candidate.start] + candidate.new_text + TEXT[candidate.end :]
+        edit = candidate.edit
+        assert 0 <= edit.start <= edit.end <= len(TEXT)
+        result = edit.apply(TEXT)
         assert TYPED.strip() in result
         assert candidate.kind in ("inline", "edit", "jump") and 0 <= candidate.confidence <= 1
     inline = predictor.inline(request)
     assert inline, "no ghost text at the cursor"
-    assert all(c.text.strip() and c.source in ("model", "completion") for c in inline)
+    assert all(c.edit.new_text.strip() and c.source in ("model", "completion") for c in inline)
     counts = predictor.feedback.to_dict()
     assert sum(row["shown"] for row in counts.values()) >= len(inline)
 
@@ -51,6 +52,7 @@ def test_ghost_text_is_only_what_the_model_is_sure_of(engine: LlamaCppEngine) ->
     threshold = sure.model.token_threshold
     (ghost,) = sure.inline(request)
     (whole,) = uncut.inline(request)
-    assert ghost.text == "area(" and whole.text.startswith("area(") and len(whole.text) > 5
-    (candidate,) = [s.candidate for s in sure._continuations(query_of(request), None)]
+    ghost_text, whole_text = ghost.edit.new_text, whole.edit.new_text
+    assert ghost_text == "area(" and whole_text.startswith("area(") and len(whole_text) > 5
+    (candidate,) = sure._continuations(query_of(request), None)
     assert candidate.token_probs is not None and min(candidate.token_probs) >= threshold

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import time
 
-from shadowtab.inference.next_edit.propagation import (
-    CompletedEdit,
-    PropagationCandidate,
-    propagate,
-)
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
 
 
 def edit_once(path: str, before: str, old: str, new: str) -> tuple[CompletedEdit, str]:
@@ -19,10 +16,15 @@ def edit_once(path: str, before: str, old: str, new: str) -> tuple[CompletedEdit
     return edit, after
 
 
-def apply_all(text: str, candidates: list[PropagationCandidate]) -> str:
-    for c in sorted(candidates, key=lambda c: c.start, reverse=True):
-        text = text[: c.start] + c.new_text + text[c.end :]
+def apply_all(text: str, candidates: list[Candidate]) -> str:
+    for c in sorted(candidates, key=lambda c: c.edit.start, reverse=True):
+        text = c.edit.apply(text)
     return text
+
+
+def line_of(candidate: Candidate, text: str) -> int:
+    """The 0-based line of the candidate's edit in `text`: where "Tab to jump" lands."""
+    return text.count("\n", 0, candidate.edit.start)
 
 
 def test_rename_is_offered_at_the_other_uses_nearest_first() -> None:
@@ -35,9 +37,9 @@ def test_rename_is_offered_at_the_other_uses_nearest_first() -> None:
     )
     edit, after = edit_once("calc.py", before, "def total(value)", "def total(amount)")
     found = propagate(edit, {"calc.py": after})
-    assert [c.line for c in found] == [1, 2, 4]
-    assert all(c.new_text == "amount" and c.source == "propagation" for c in found)
-    assert all(after[c.start : c.end] == "value" for c in found)
+    assert [line_of(c, after) for c in found] == [1, 2, 4]
+    assert all(c.edit.new_text == "amount" and c.source == "propagation" for c in found)
+    assert all(after[c.edit.start : c.edit.end] == "value" for c in found)
     assert all(0 < c.confidence <= 1 for c in found)
     assert apply_all(after, found) == before.replace("value", "amount")
 
@@ -47,15 +49,15 @@ def test_nearest_first_looks_both_ways() -> None:
     before = "".join(lines)
     edit, after = edit_once("m.py", before, "name = 1", "title = 1")
     found = propagate(edit, {"m.py": after})
-    assert [c.line for c in found] == [2, 4, 1, 5, 0]
+    assert [line_of(c, after) for c in found] == [2, 4, 1, 5, 0]
 
 
 def test_whole_tokens_only_and_attributes_are_not_bare_names() -> None:
     before = "value = 1\nvalue_2 = value\nself.value = 3\nmy_value = 4\n"
     edit, after = edit_once("a.py", before, "value = 1", "amount = 1")
     found = propagate(edit, {"a.py": after})
-    assert [(c.line, after[c.start : c.end]) for c in found] == [(1, "value")]
-    assert found[0].start == after.index("= value") + 2
+    assert [(line_of(c, after), after[c.edit.start : c.edit.end]) for c in found] == [(1, "value")]
+    assert found[0].edit.start == after.index("= value") + 2
 
 
 def test_argument_added_is_repeated_at_identical_calls_only() -> None:
@@ -63,8 +65,8 @@ def test_argument_added_is_repeated_at_identical_calls_only() -> None:
     edit, after = edit_once("io.py", before, "r = load(path)", "r = load(path, strict=True)")
     found = propagate(edit, {"io.py": after})
     assert len(found) == 1
-    assert (found[0].line, found[0].new_text) == (1, ", strict=True")
-    assert found[0].start == found[0].end  # an insertion, shown as the change alone
+    assert (line_of(found[0], after), found[0].edit.new_text) == (1, ", strict=True")
+    assert found[0].edit.start == found[0].edit.end  # an insertion, shown as the change alone
     assert apply_all(after, found).count("load(path, strict=True)") == 2
 
 
@@ -72,30 +74,35 @@ def test_call_swapped() -> None:
     before = "a = json.loads(text)\nb = json.loads(raw)\nc = pickle.loads(raw)\n"
     edit, after = edit_once("s.py", before, "a = json.loads(text)", "a = orjson.loads(text)")
     found = propagate(edit, {"s.py": after})
-    assert [(c.line, c.new_text) for c in found] == [(1, "orjson")]
+    assert [(line_of(c, after), c.edit.new_text) for c in found] == [(1, "orjson")]
 
 
 def test_occurrences_in_strings_and_comments_are_skipped() -> None:
     before = 'count = 0\nprint("count", count)  # count it\n"""count\ncount\n"""\nx = count\n'
     edit, after = edit_once("c.py", before, "count = 0", "total = 0")
     found = propagate(edit, {"c.py": after})
-    assert [c.line for c in found] == [1, 5]
-    assert all(after[c.start - 1] in "( " for c in found)
+    assert [line_of(c, after) for c in found] == [1, 5]
+    assert all(after[c.edit.start - 1] in "( " for c in found)
 
 
 def test_an_edit_inside_a_comment_propagates_to_comments_only() -> None:
     before = "# see foo_helper\nfoo_helper()\n# foo_helper again\n"
     edit, after = edit_once("d.py", before, "# see foo_helper", "# see bar_helper")
     found = propagate(edit, {"d.py": after})
-    assert [(c.line, c.new_text) for c in found] == [(2, "bar_helper")]
+    assert [(line_of(c, after), c.edit.new_text) for c in found] == [(2, "bar_helper")]
 
 
 def test_other_open_files_of_the_same_language_after_the_edited_one() -> None:
     before = "def fetch():\n    pass\n\nfetch()\n"
     edit, after = edit_once("a.py", before, "def fetch()", "def retrieve()")
     other = "from a import fetch\nfetch()\n"
-    found = propagate(edit, {"b.py": other, "a.py": after, "c.js": "fetch()\n"})
-    assert [(c.path, c.line) for c in found] == [("a.py", 3), ("b.py", 0), ("b.py", 1)]
+    texts = {"b.py": other, "a.py": after, "c.js": "fetch()\n"}
+    found = propagate(edit, texts)
+    assert [(c.path, line_of(c, texts[c.path])) for c in found] == [
+        ("a.py", 3),
+        ("b.py", 0),
+        ("b.py", 1),
+    ]
     assert found[1].confidence < found[0].confidence
 
 
@@ -108,7 +115,7 @@ def test_ten_thousand_occurrences_are_bounded_and_nearest_first() -> None:
     found = propagate(edit, {"big.py": after}, max_candidates=10)
     elapsed = time.perf_counter() - started
     assert len(found) == 10
-    assert sorted(abs(c.line - 5_000) for c in found) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert sorted(abs(line_of(c, after) - 5_000) for c in found) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
     assert elapsed < 0.1, elapsed
 
 
@@ -138,11 +145,11 @@ def test_places_already_changed_and_overlapping_occurrences_are_skipped() -> Non
     before = "a = compute(x)\nb = cached(compute(x))\nc = compute(x)\n"
     edit, after = edit_once("a.py", before, "a = compute(x)", "a = cached(compute(x))")
     found = propagate(edit, {"a.py": after})
-    assert [c.line for c in found] == [2]  # line 1 reads `cached(compute(x))` already
+    assert [line_of(c, after) for c in found] == [2]  # line 1 reads `cached(compute(x))` already
     before = "aa.aa.aa\n"
     edit, after = edit_once("b.py", "aa = 0\n" + before, "aa = 0", "bb = 0")
     found = propagate(edit, {"b.py": after})
-    assert [c.start for c in found] == [after.index("aa.")]  # the others are attributes
+    assert [c.edit.start for c in found] == [after.index("aa.")]  # the others are attributes
 
 
 def test_an_inconsistent_edit_is_refused() -> None:
@@ -152,11 +159,12 @@ def test_an_inconsistent_edit_is_refused() -> None:
 
 def test_a_renamed_definition_is_surer_than_a_changed_use_or_value() -> None:
     before = "def load(path):\n    return path\n\nload(p)\nload(q)\n"
-    edit, after = edit_once("a.py", before, "def load(", "def fetch(")
-    definition = propagate(edit, {"a.py": after})
+    edit, renamed = edit_once("a.py", before, "def load(", "def fetch(")
+    definition = propagate(edit, {"a.py": renamed})
     edit, after = edit_once("a.py", before, "load(p)", "fetch(p)")
     use = propagate(edit, {"a.py": after})
-    assert [c.line for c in definition] == [3, 4] and [c.line for c in use] == [4, 0]
+    assert [line_of(c, renamed) for c in definition] == [3, 4]
+    assert [line_of(c, after) for c in use] == [4, 0]
     assert min(c.confidence for c in definition) > max(c.confidence for c in use)
     before = "x = dict[str, int]\ny: dict[str, str]\nfrom t import Mapping\n"
     edit, after = edit_once("b.py", before, "x = dict", "x = Mapping")  # an existing name
@@ -174,18 +182,18 @@ def test_import_lists_and_line_end_insertions_stay_where_they_were() -> None:
     before = "value = get(key)\nother = get(key)\nvalue = get(key)\n"
     edit, after = edit_once("b.py", before, "value = get(key)", "value = get(key)  # type: ignore")
     found = propagate(edit, {"b.py": after})
-    assert [(c.line, c.new_text) for c in found] == [(2, "  # type: ignore")]
+    assert [(line_of(c, after), c.edit.new_text) for c in found] == [(2, "  # type: ignore")]
 
 
 def test_an_edit_from_a_history_event() -> None:
     now = "def area(width):\n    return width * width\n"
     edit = CompletedEdit.from_event("a.py", now, 9, "size", "width")
     assert edit is not None and edit.before == now.replace("width", "size", 1)
-    assert [c.line for c in propagate(edit, {"a.py": now})] == []  # nothing named size left
+    assert propagate(edit, {"a.py": now}) == []  # nothing named size left
     before = "def area(size):\n    return size * size\n"
     after = before.replace("size", "width", 1)
     edit = CompletedEdit.from_event("a.py", after, 9, "size", "width")
-    assert [c.new_text for c in propagate(edit, {"a.py": after})] == ["width", "width"]
+    assert [c.edit.new_text for c in propagate(edit, {"a.py": after})] == ["width", "width"]
     assert CompletedEdit.from_event("a.py", after, 9, "size", "other") is None
     assert CompletedEdit.from_event("a.py", after, 9, "width", "width") is None
 
@@ -197,7 +205,7 @@ def test_a_ten_megabyte_file_stays_fast() -> None:
     started = time.perf_counter()
     found = propagate(edit, {"big.py": after}, max_candidates=5)
     assert time.perf_counter() - started < 1.0  # ~50 ms unloaded: a few C-speed scans
-    assert sorted(c.line for c in found) == [189_998, 189_999, 190_002, 190_003, 190_004]
+    assert sorted(line_of(c, after) for c in found) == [189_998, 189_999, 190_002, 190_003, 190_004]
 
 
 def test_the_pipeline_source_offers_a_finished_rename_at_the_other_uses() -> None:
@@ -215,9 +223,9 @@ def test_the_pipeline_source_offers_a_finished_rename_at_the_other_uses() -> Non
         events=[Edit("m.py", 0.0, before.index("load"), "load", "read")],
     )
     found = PropagationSource().candidates(query)
-    offered = {after[c.edits[0].start : c.edits[0].end] + "->" + c.edits[0].new_text for c in found}
+    offered = {after[c.edit.start : c.edit.end] + "->" + c.edit.new_text for c in found}
     assert offered == {"load->read"} and len(found) == 2
-    starts = sorted(c.edits[0].start for c in found)
+    starts = sorted(c.edit.start for c in found)
     assert starts == [after.index("load('a')"), after.index("load('b')")]
 
 
@@ -256,7 +264,7 @@ def test_a_rename_is_offered_after_a_pause_with_the_cursor_still_at_its_end() ->
         query = Query(situation, n=3, events=[edit], asked_at=None)
         if after_s is not None:
             query = Query(situation, n=3, events=[edit], asked_at=100.0 + after_s)
-        return [c.edits[0].new_text for c in PropagationSource().candidates(query)]
+        return [c.edit.new_text for c in PropagationSource().candidates(query)]
 
     assert asked(RENAME_PAUSE_S + 0.1) == ["read", "read"]
     assert asked(RENAME_PAUSE_S / 3) == []  # still typing

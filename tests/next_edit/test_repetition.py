@@ -87,6 +87,6 @@ def test_the_predictor_asks_it_before_the_model() -> None:
     engine = Unsure()
     predictor = EnginePredictor(lambda: engine, "shadowtab")  # type: ignore[arg-type, return-value]
     (ghost,) = predictor.inline(request)
-    assert ghost.text == "te" and ghost.source == "repetition" and engine.calls == 0
+    assert ghost.edit.new_text == "te" and ghost.source == "repetition" and engine.calls == 0
     off = EnginePredictor(lambda: engine, "shadowtab", use_repetition=False)  # type: ignore[arg-type, return-value]
     assert off.inline(request) == [] and engine.calls == 1

@@ -174,7 +174,7 @@ def test_ghost_text_never_runs_a_rewrite() -> None:
     predictor = EnginePredictor(lambda: engine, "shadowtab", token_threshold=0.8)  # type: ignore[arg-type, return-value]
     request = PredictionRequest("a.py", "python", NOW, AT, (), 1)
     (ghost,) = predictor.inline(request)
-    assert ghost.text == "compute(a" and ghost.source == "completion"
+    assert ghost.edit.new_text == "compute(a" and ghost.source == "completion"
     assert [c["method"] for c in engine.calls] == ["complete"]
     picky = ScriptedEngine()
     predictor = EnginePredictor(lambda: picky, "shadowtab", token_threshold=0.99)  # type: ignore[arg-type, return-value]
