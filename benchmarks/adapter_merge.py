@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench_cli import run_weights_benchmark
+from common.cli import run_weights_benchmark
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 

@@ -19,8 +19,6 @@ import argparse
 import importlib.util
 import json
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+from common.serving import free_port, serving
+from common.speculative import make_draft
 from shadowtab.inference import Engine, default_model_path
-from speculative_edits import make_draft
 
 SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text()
 PROMPT = 'def insertion_sort(items: list[int]) -> list[int]:\n    """Sort items in place."""\n'
@@ -124,36 +122,22 @@ def measure(kind: str, engine: Engine, sizes: Sizes) -> dict[str, Any]:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def llama_cpp_server(adapter: Path | None) -> Iterator[str]:
     """llama-cpp-python's server on the packaged model (with `adapter` as its LoRA), on
-    loopback, stopped after."""
+    loopback, stopped after; its output goes to a log shown when it does not start."""
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
         *(["--lora_path", str(adapter)] if adapter else []),
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        serving(command, f"{url}/models", Path(scratch) / "server.log"),
+    ):
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def build(kind: str, data_dir: Path, base_url: str | None, adapter: str) -> Callable[[], Engine]:

@@ -7,7 +7,7 @@ where the plain continuation and the rewrite disagree.
 In-process, the predictor's own sources on the shipped weights (the packaged model, its
 adapter merged, as the daemon loads them):
 
-- line cases (benchmarks/eval_cases.py `line`): the continuation ghost text asks for,
+- line cases (benchmarks/common/eval_cases.py `line`): the continuation ghost text asks for,
   decoded once without a cut; then, for each threshold, cut at its first token below it
   exactly as inference/next_edit/completion_source.py cuts it. Scored as the
   evaluation's line mode (a non-empty prefix of the rest of the line): shown, correct,
@@ -29,10 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from corpus_split import SPLITS, records
-from edit_scoring import apply_edit, judge, judge_line
-from eval_cases import Case, cases, line_rest
-from next_edit_eval import DEFAULT_CORPUS
+from common.corpus import DEFAULT_CORPUS, SPLITS, records
+from common.edit_scoring import apply_edit, judge, judge_line
+from common.eval_cases import Case, cases, line_rest
 from shadowtab.inference import Completion, EngineOptions, create_engine
 from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of

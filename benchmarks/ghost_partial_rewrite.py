@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus_split import SPLITS, records
-from edit_scoring import apply_edit
-from eval_cases import Case, cases
-from next_edit_eval import DEFAULT_CORPUS
-from next_edit_latency import shortened
+from common.corpus import DEFAULT_CORPUS, SPLITS, records
+from common.edit_scoring import apply_edit
+from common.eval_cases import Case, cases, shortened
 from shadowtab.inference import Cancelled, LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import kind_of, rank
 from shadowtab.inference.next_edit.events import Edit

@@ -2,11 +2,11 @@
 
     python benchmarks/ghost_rejoin.py [--cases N] [--split heldout] [--corpus DIR]
 
-On the evaluation's typing cases (benchmarks/eval_cases.py), the plain continuation at
+On the evaluation's typing cases (benchmarks/common/eval_cases.py), the plain continuation at
 the cursor (the ghost-text fallback of inference/next_edit/completion_source.py, one
 greedy candidate, the packaged model without adapter) is scored as written ("raw") and
 as inference/next_edit/rejoin.py keeps it ("rejoined"), by the evaluation's criterion
-(benchmarks/edit_scoring.py), apart for a cursor at the end of its line ("eol") and in
+(benchmarks/common/edit_scoring.py), apart for a cursor at the end of its line ("eol") and in
 the middle of one ("midline"). Prints one JSON line: shown, correct, precision per
 variant and position.
 """
@@ -19,10 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from corpus_split import SPLITS, records
-from edit_scoring import apply_edit, judge
-from eval_cases import Case, cases
-from next_edit_eval import DEFAULT_CORPUS
+from common.corpus import DEFAULT_CORPUS, SPLITS, records
+from common.edit_scoring import apply_edit, judge
+from common.eval_cases import Case, cases
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.completion_source import MAX_TOKENS
 from shadowtab.inference.next_edit.prompts import completion_prompt

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_cli import run_model_benchmark
+from common.cli import run_model_benchmark
+from common.speculative import first_difference_gap
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.engines.local.engine import MB
-from speculative_edits import first_difference_gap
 
 # label -> (engine.kv_type, flash attention: None = llama.cpp's choice, "auto", which
 # llama.cpp resolves to on for the CPU: its log says "flash_attn = enabled" for f16 too)

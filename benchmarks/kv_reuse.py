@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import statistics
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_cli import run_model_benchmark
+from common.cli import run_model_benchmark
+from common.typing_workload import TYPED, keystrokes, source_file
 from shadowtab.inference import LlamaCppEngine, RequestStats
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.next_edit.events import Edit, edit_context
@@ -30,31 +30,11 @@ from shadowtab.inference.next_edit.formats import FORMATS, get_format
 from shadowtab.inference.next_edit.prompts import completion_prompt
 from shadowtab.inference.next_edit.situation import Situation
 
-FILE_TOKENS = 1500
 MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing
 SESSION_MAX_TOKENS = 8
 KEYSTROKE_S = 0.15  # the typing pace of the next-edit prompts' edit events
-TYPED = (
-    "        if width <= 0:\n"
-    '            raise ValueError(f"invalid width {width!r} (must be > 0)")\n'
-    "        lines = [line.rstrip() for line in text.splitlines()]\n"
-)
 
 PromptFor = Callable[[str, str, int], str]
-
-
-def source_file(engine: LlamaCppEngine) -> tuple[str, int]:
-    """Real code (the stdlib's textwrap module) cut to ~FILE_TOKENS tokens, and the offset
-    where typing happens (the start of a line about 70% into it)."""
-    source = Path(textwrap.__file__).read_text()
-    lines = source.splitlines(keepends=True)
-    text = ""
-    for line in lines:
-        if len(engine.tokenize(text)) >= FILE_TOKENS:
-            break
-        text += line
-    cut = text.rfind("\n", 0, int(len(text) * 0.7)) + 1
-    return text, cut
 
 
 def inline_prompt(path: str, text: str, cursor: int) -> str:
@@ -73,12 +53,6 @@ def next_edit(format_name: str, path: str, text: str, cursor: int, typed: str) -
     if rendered is None:
         raise RuntimeError(f"format {format_name} rendered no prompt for the typing trace")
     return rendered.prompt
-
-
-def keystrokes(text: str, cut: int, typed: str):
-    """(text, cursor, typed so far) after each character typed at `cut`."""
-    for count in range(1, len(typed) + 1):
-        yield text[:cut] + typed[:count] + text[cut:], cut + count, typed[:count]
 
 
 def per_keystroke(engine: LlamaCppEngine, path: str, text: str, cut: int, typed: str, layout: str):

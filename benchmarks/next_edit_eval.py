@@ -6,7 +6,7 @@ language server, as an editor would, and scores what it suggests against the com
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
         [--modes typing next_hunk line] [--token-threshold X]
 
-Modes (benchmarks/eval_cases.py): `typing` (the old text of a hunk's changed stretch
+Modes (benchmarks/common/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
 `next_hunk` (the first hunk done; predict the others) and `line` (line completion: a
 line the commit wrote, its first part typed into the file that lacks it; ghost text
@@ -20,7 +20,7 @@ Line mode is scored on its own terms: correct when the ghost text is a non-empty
 of the rest of the line (inserted at the cursor); chars_saved_share is the share of the
 lines' remaining characters the correct ones wrote.
 
-Scoring (benchmarks/edit_scoring.py), of each source's best suggestion: correct when the
+Scoring (benchmarks/common/edit_scoring.py), of each source's best suggestion: correct when the
 text it produces lies on a shortest insert/delete path from the current text to the
 commit's and it changes something; exact when it reaches the whole edit of the mode (the
 hunk finished; one more hunk done). chars_saved is the character distance it closes.
@@ -36,7 +36,7 @@ on the completed first hunk (it is not in the server's predictor yet).
 Prints one JSON line per variant, mode and source; with --min-confidence-sweep also one
 line per source with suggestions that carry a confidence: precision and recall at each
 threshold, and the lowest threshold with precision >= 0.8 (choose it on `heldout`).
-The held-back split is defined in benchmarks/corpus_split.py.
+The held-back split is training/split.py's (benchmarks/common/corpus.py reads it).
 """
 
 from __future__ import annotations
@@ -44,23 +44,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from corpus_split import SPLITS, records
-from eval_cases import MODES, cases
-from eval_dump import Dump
-from eval_report import Observation, mode_lines, sweep_line
-from eval_run import CaseRunner, Pauses, Variant, propagation_observation, start_hub, variants
-
-# The corpora live beside the checkout (../shared/corpus), or where this variable says.
-CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
-DEFAULT_CORPUS = Path(
-    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
+from common.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
+from common.eval_cases import MODES, cases
+from common.eval_dump import Dump
+from common.eval_report import Observation, mode_lines, sweep_line
+from common.eval_run import (
+    CaseRunner,
+    Pauses,
+    Variant,
+    propagation_observation,
+    start_hub,
+    variants,
 )
+
 QUICK_CASES = 2
 
 

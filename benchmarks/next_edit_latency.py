@@ -5,10 +5,10 @@ real language server with the real model. Prints one JSON line.
         [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
         [--mode typing|line] [--ask both|ghost] [--pause-s S] [--gap-ms LO HI]
 
-Per case (benchmarks/eval_cases.py's cases; typing: the first hunk of a held-out commit,
-its old text deleted and the first words of the new typed; line: a line the commit
-wrote, its first part typed up to a pause): open the file, read 2 s, type one didChange
-per character with gaps of 50-150 ms, and at the last keystroke ask
+Per case (benchmarks/common/eval_cases.py's cases; typing: the first hunk of a held-out
+commit, its old text deleted and the first words of the new typed; line: a line the
+commit wrote, its first part typed up to a pause): open the file, read 2 s, type one
+didChange per character with gaps of 50-150 ms, and at the last keystroke ask
 textDocument/inlineCompletion and shadowtab/nextEdit at once (`--ask both`), or pause
 `--pause-s` and ask inlineCompletion alone (`--ask ghost`, as VS Code asks while one
 types; `--ghost-alone` sets the issue's trace: line cases, 40 ms gaps, a 0.3 s pause).
@@ -40,17 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corpus_split import SPLITS, records
-from eval_cases import Case, Step, cases
-from eval_lsp import connect, initialize_params
-from eval_report import quantile
-from eval_run import Variant, start_hub
-from latency_trace import MultiplexClient, Timed, Trace, type_and_ask
+from common.corpus import DEFAULT_CORPUS, SPLITS, records
+from common.eval_cases import Case, Step, cases, shortened
+from common.eval_lsp import connect, initialize_params
+from common.eval_report import quantile
+from common.eval_run import Variant, start_hub
+from common.latency_trace import MultiplexClient, Timed, Trace, type_and_ask
 
-CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
-DEFAULT_CORPUS = Path(
-    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
-)
 QUICK_CASES = 2
 # issue 27's, on 2 cores: ghost text on the AVX2 machine; the next edit by the CPU's kind
 TARGETS_MS = {"ghost_p50": 150, "ghost_p90": 400, "next_edit_p50": {"avx2": 600, "avx512": 300}}
@@ -139,21 +135,6 @@ def trace_cases(args: argparse.Namespace) -> tuple[list[Case], str]:
     chosen = cases(records(args.corpus, args.split), args.mode, args.cases * 3)
     short = [shortened(c, args.max_typed) for c in chosen]
     return short[: args.cases], f"{args.corpus.name}:{args.split}"
-
-
-def shortened(case: Case, keystrokes: int) -> Case:
-    """At most `keystrokes` typed characters: the first words of the edit."""
-    steps = list(case.steps)
-    deleting = 1 if steps and steps[0].new_text == "" else 0
-    steps = steps[: deleting + keystrokes]
-    text = case.opened
-    for step in steps:
-        text = text[: step.start] + step.new_text + text[step.end :]
-    cursor = steps[-1].start + len(steps[-1].new_text)
-    return Case(
-        case.mode, case.commit, case.repo, case.path, case.opened, tuple(steps), text,
-        cursor, case.target, case.exact_texts,
-    )  # fmt: skip
 
 
 def fallback_case() -> Case:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
-from bench_cli import run_model_benchmark
+from common.cli import run_model_benchmark
+from common.speculative import PROMPTS, make_draft
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
-from speculative_edits import PROMPTS, make_draft
 
 TARGET_SHARE = 0.05
 TOP_FUNCTIONS = 6

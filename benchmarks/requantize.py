@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_cli import run_model_benchmark
+from common.cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.llama_cpp.requantize import requantize
 from shadowtab.inference.engines.local.cpu_load import physical_cores

@@ -1,11 +1,11 @@
 """Our engine against llama.cpp's own server (llama-server) on the same GGUF file and thread
 count, side by side in one run. Prints one JSON line.
 
-- Keystroke answers: typing real code (kv_reuse.py's trace: the stdlib's textwrap module,
-  ~1,500 tokens) one character at a time, after each keystroke a short greedy completion
-  at the cursor on the ghost-text prompt; the server with `cache_prompt`, ours with its
-  prefix cache. p50 time per answer (the request's wall time; the server's over loopback
-  HTTP) and ours over the server's (target <= 0.5).
+- Keystroke answers: typing real code (kv_reuse.py's trace, common/typing_workload.py: the
+  stdlib's textwrap module, ~1,500 tokens) one character at a time, after each keystroke a
+  short greedy completion at the cursor on the ghost-text prompt; the server with
+  `cache_prompt`, ours with its prefix cache. p50 time per answer (the request's wall
+  time; the server's over loopback HTTP) and ours over the server's (target <= 0.5).
 - Rewrites: "repeat this code with a small change" prompts (functions of textwrap), the
   prompt cached on both sides first; the server plain (greedy, no draft) and with
   n-gram speculation from its context (`--spec-type ngram-simple`), ours speculative with
@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kv_reuse import TYPED, inline_prompt, keystrokes, source_file
-from serving import exit_on_sigterm, free_port, serving
+from common.serving import exit_on_sigterm, free_port, serving
+from common.typing_workload import TYPED, keystrokes, source_file
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
+from shadowtab.inference.next_edit.prompts import completion_prompt
 
 BENCHMARK = "vs_llama_server"
 SERVER_VARIABLE = "SHADOWTAB_LLAMA_SERVER"
@@ -199,7 +200,7 @@ def keystroke_answers(engine: LlamaCppEngine, server: LlamaServer, typed: str) -
     times: dict[str, list[float]] = {"ours": [], "server": [], "server_own": []}
     mismatches = 0
     for index, (current, cursor, _) in enumerate(keystrokes(text, cut, typed)):
-        prompt = inline_prompt("typing.py", current, cursor)
+        prompt = completion_prompt("typing.py", current, cursor)
         order = ("ours", "server") if index % 2 else ("server", "ours")
         answers = {name: sides[name](prompt, KEYSTROKE_TOKENS) for name in order}
         if index == 0:
@@ -211,7 +212,7 @@ def keystroke_answers(engine: LlamaCppEngine, server: LlamaServer, typed: str) -
     ours, theirs = p50_ms(times["ours"]), p50_ms(times["server"])
     return {
         "keystrokes": len(times["ours"]),
-        "prompt_tokens": len(engine.tokenize(inline_prompt("typing.py", text, cut))),
+        "prompt_tokens": len(engine.tokenize(completion_prompt("typing.py", text, cut))),
         "ours_p50_ms": ours,
         "server_p50_ms": theirs,
         "ours_over_server": round(ours / theirs, 3),

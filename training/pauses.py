@@ -2,7 +2,8 @@
 
 As Zed's `imitate_human_edits` does, a cut right after punctuation that opens or
 separates something (`,;:([{`) is ten times likelier than one inside an identifier;
-after whitespace or other punctuation it is in between.
+after whitespace or other punctuation it is in between. Training's situations and the
+benchmarks' evaluation cases (benchmarks/common/eval_cases.py) cut with these weights.
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ def _weight(previous: str, following: str) -> float:
     return WEIGHT_OTHER
 
 
+def cut_weight(new_text: str, cut: int) -> float:
+    """How likely a person typing `new_text` pauses after its first `cut` characters
+    (0 <= cut < len(new_text))."""
+    if cut == 0:
+        return WEIGHT_SPACE  # having deleted the old text and typed nothing yet is a pause too
+    return _weight(new_text[cut - 1], new_text[cut])
+
+
 def pick_cut(new_text: str, rng: random.Random) -> int:
     """How many characters of `new_text` are typed: 0 <= cut < len(new_text), so
     something is always left to predict."""
     if len(new_text) <= 1:
         return 0
-    cuts = range(1, len(new_text))
-    weights = [_weight(new_text[cut - 1], new_text[cut]) for cut in cuts]
-    # Having deleted the old text and typed nothing yet is a pause too.
-    return rng.choices([0, *cuts], weights=[WEIGHT_SPACE, *weights])[0]
+    cuts = range(len(new_text))
+    return rng.choices(cuts, weights=[cut_weight(new_text, cut) for cut in cuts])[0]

@@ -34,7 +34,7 @@ SOURCE = "propagation"
 MAX_CANDIDATES = 20
 MAX_EXAMINED = 400  # occurrences looked at, over all files: bounds the work
 # Confidence: the share of correct suggestions of each kind of edit, measured on the
-# training split of the edit corpora (benchmarks/corpus_split.py; never the held-back
+# training split of the edit corpora (training/split.py; never the held-back
 # one), rounded toward 0.5 where few were seen. For token sequences the neighbours count:
 # the same tokens on both sides as at the edited place (index 2) are the strongest sign
 # an occurrence means the same thing. Another file is a weaker sign.

@@ -30,17 +30,8 @@ REDUCED_RUNS = {
     # q8_0 pinned: "auto" (its default, the daemon's) would measure in its fresh data dir
     "next_edit_latency.py": (["--quick", "--weights", "q8_0"], "next_edit_p50_ms"),
     "adapter_merge.py": (["--quick"], "merged_prefill_over_attached"),
-    # Torture scripts exit 1 when a must-be-0 figure is not 0.
-    "torture_confinement.py": (["--uris", "100"], "bytes_written_outside"),
-    "torture_fuzz.py": (["--messages", "150"], "rss_growth_pct"),
-    "torture_kill.py": (["--trials", "6", "--lines", "5000"], "lost_edits"),
-    "torture_worker.py": (["--trials", "4"], "shadow_edits_lost"),
-    "torture_clients.py": (["--clients", "2", "--keystrokes", "30"], "lines_wrong"),
-    "torture_soak.py": (
-        # the warm-up's 100 sessions bring the daemon's RSS to its plateau (see the script)
-        ["--seconds", "40", "--warmup-s", "20", "--warmup-churn-s", "0.2", "--churn-s", "5"],
-        "daemon",
-    ),
+    # the tortures' entry point (their checks: tests/torture/, marked slow); exit 1 on a failure
+    "torture.py": (["kill", "--trials", "2", "--lines", "500"], "lost_edits"),
     "next_edit_eval.py": (["--quick"], "precision"),
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),

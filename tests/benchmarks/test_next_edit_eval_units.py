@@ -9,11 +9,12 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
-import corpus_split  # noqa: E402
-import eval_cases  # noqa: E402
-from edit_scoring import Verdict, judge, judge_line  # noqa: E402
-from eval_dump import case_record, remaining_change  # noqa: E402
-from eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
+from common import corpus, eval_cases  # noqa: E402
+from common.edit_scoring import Verdict, judge, judge_line  # noqa: E402
+from common.eval_dump import case_record, remaining_change  # noqa: E402
+from common.eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
+
+from training.split import is_held_back  # noqa: E402  (the repository root: common's doing)
 
 BEFORE = "def f(a):\n    return a\n\n\nx = f(1)\ny = f(2)\n"
 AFTER = "def f(a, scale):\n    return a * scale\n\n\nx = f(1, 3)\ny = f(2)\n"
@@ -85,15 +86,16 @@ def test_next_hunk_case_has_the_first_hunk_done() -> None:
     assert eval_cases.next_hunk_case({**RECORD, "hunks": RECORD["hunks"][:1]}) is None
 
 
-def test_held_back_split_is_a_stable_tenth_disjoint_from_training(tmp_path: Path) -> None:
+def test_held_back_split_is_the_stable_tenth_training_holds_back(tmp_path: Path) -> None:
     rows = [f'{{"repo": "o/r", "commit": "{i:040x}"}}' for i in range(500)]
     (tmp_path / "edits-train.jsonl").write_text("\n".join(rows[:300]) + "\n")
     (tmp_path / "edits-train2.jsonl").write_text("\n".join(rows[300:]) + "\n")
-    held = corpus_split.records(tmp_path, "heldout")
-    train = corpus_split.records(tmp_path, "train")
+    held = corpus.records(tmp_path, "heldout")
+    train = corpus.records(tmp_path, "train")
     assert 25 <= len(held) <= 75 and len(held) + len(train) == 500
     assert not {r["commit"] for r in held} & {r["commit"] for r in train}
-    assert held == corpus_split.records(tmp_path, "heldout")
+    assert held == corpus.records(tmp_path, "heldout")
+    assert all(map(is_held_back, held)) and not any(map(is_held_back, train))
 
 
 def observation(*suggestions: tuple[bool, float | None]) -> Observation:
@@ -128,7 +130,7 @@ def test_the_dump_names_the_stretch_still_to_change() -> None:
 async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     """Through the real server with a stand-in predictor that offers the case's own
     answer: ghost text and next edit are then correct and exact."""
-    from eval_run import CaseRunner, Pauses, start_hub, variants
+    from common.eval_run import CaseRunner, Pauses, start_hub, variants
     from shadowtab.inference.next_edit.candidates import Candidate
     from shadowtab.inference.next_edit.edits import TextEdit
     from shadowtab.inference.next_edit.predictor import FixedPredictor

@@ -1,6 +1,6 @@
 """Starting real servers for the tests: on a free loopback port in their own process
 group, ready when /models answers, the whole group stopped after. The process handling
-is benchmarks/serving.py's (the benchmarks start llama.cpp's own server with it)."""
+is benchmarks/common/serving.py's (the benchmarks start llama.cpp's own server with it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from serving import free_port
-from serving import serving as serving_until_ready
+from common.serving import free_port
+from common.serving import serving as serving_until_ready
 
 __all__ = ["free_port", "llama_cpp_server", "serving"]
 

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsp_helpers import FIXED_SERVER, base_env, initialize_params
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+# the strategies the daemon torture (tests/torture/torture_fuzz.py) sends too
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "torture"))
 from lsp_fuzzing import LspWire, lsp_messages
 
 

@@ -2,7 +2,7 @@
 forwarded to the other editor changes nothing, and the other editor closing the file
 or vanishing changes nothing either, so both leave the typist's ghost text in flight
 alone; a real keystroke of the other editor still makes it stale. Found by
-benchmarks/torture_clients.py and torture_soak.py: with files shared in pairs, every
+tests/torture/torture_clients.py and torture_soak.py: with files shared in pairs, every
 echo cancelled the typist's own request (8,000 keystrokes showed no ghost text at all),
 and so did every editor that opened the file and went away."""
 

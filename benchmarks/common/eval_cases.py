@@ -1,8 +1,8 @@
 """Evaluation cases cut from real commits.
 
 - typing: the user deleted the old text of one hunk's changed stretch and typed the
-  first part of the new text, stopping where people pause (after `,;:([{` or a space,
-  else at the end of a word); the rest is to be predicted.
+  first part of the new text, stopping where people pause (training/pauses.py: most
+  likely after `,;:([{`, least inside a word); the rest is to be predicted.
 - next hunk: the first hunk is done; the others are to be predicted.
 - line: a line the commit wrote, as a person writes it: the file (the commit's text)
   opened with that line's content gone (its indentation kept), the first part of the
@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from training.pauses import cut_weight
+
 Mode = Literal["typing", "next_hunk", "line"]
 MODES: tuple[Mode, ...] = ("typing", "next_hunk", "line")
 MIN_TYPED_STRETCH = 6  # non-space characters of new text: less is not worth predicting
 MIN_LINE_CONTENT = 12  # a line mode case's line has at least this many non-space characters
-PAUSE_AFTER = ",;:([{ "
 TYPED_SHARE = (0.2, 0.6)  # the cut falls in this share of the new stretch
 
 
@@ -174,6 +175,21 @@ def line_rest(case: Case) -> str:
     return rest.rstrip("\r")
 
 
+def shortened(case: Case, keystrokes: int) -> Case:
+    """At most `keystrokes` typed characters: the first words of the edit."""
+    steps = list(case.steps)
+    deleting = 1 if steps and steps[0].new_text == "" else 0
+    steps = steps[: deleting + keystrokes]
+    text = case.opened
+    for step in steps:
+        text = text[: step.start] + step.new_text + text[step.end :]
+    cursor = steps[-1].start + len(steps[-1].new_text)
+    return Case(
+        case.mode, case.commit, case.repo, case.path, case.opened, tuple(steps), text,
+        cursor, case.target, case.exact_texts,
+    )  # fmt: skip
+
+
 def cases(records: Sequence[dict[str, Any]], mode: Mode, count: int) -> list[Case]:
     chosen: list[Case] = []
     make = {"typing": typing_case, "next_hunk": next_hunk_case, "line": line_case}[mode]
@@ -187,18 +203,13 @@ def cases(records: Sequence[dict[str, Any]], mode: Mode, count: int) -> list[Cas
 
 
 def _pause_point(stretch: str, seed: str) -> int:
-    """Where the user stopped typing: a pause after punctuation or a space is ten times
-    likelier than the end of a word (Zed's imitate_human_edits does the same)."""
+    """Where the user stopped typing: a cut in the TYPED_SHARE band of the stretch,
+    weighted as training's situations weight it (training/pauses.py)."""
     low = max(1, int(len(stretch) * TYPED_SHARE[0]))
     high = max(low + 1, int(len(stretch) * TYPED_SHARE[1]))
-    weighted = []
-    for i in range(low, min(high, len(stretch)) + 1):
-        previous, following = stretch[i - 1], stretch[i] if i < len(stretch) else " "
-        if previous in PAUSE_AFTER and not following.isspace():
-            weighted += [i] * 10
-        elif previous.isalnum() and not (following.isalnum() or following == "_"):
-            weighted.append(i)
-    return random.Random(seed).choice(weighted) if weighted else low
+    band = range(low, min(high, len(stretch) - 1) + 1)
+    weights = [cut_weight(stretch, cut) for cut in band]
+    return random.Random(seed).choices(band, weights=weights)[0]
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -3,11 +3,12 @@ the root, percent-encoding, other schemes, directories, device files) sent throu
 `shadowtab.shadow.applyEdit` and the lock commands of a real hub over a unix socket,
 with the user holding the lock (so that every accepted edit is written at once), then a
 commit. Every byte outside the editor's workspace folder is compared before and after.
-Prints one JSON line:
+
+The figures:
 
     {"uris": 1000, "bytes_written_outside": 0, "files_changed_outside": 0, ...}
 
-Exit status 1 when anything outside the workspace folder changed.
+It fails when anything outside the workspace folder changed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -202,7 +202,8 @@ async def lock_command(
     await client.command("shadowtab." + name, args)
 
 
-def run(count: int, seed: int) -> dict[str, Any]:
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    count, seed = args.uris, args.seed
     base = Path(tempfile.mkdtemp(prefix="sttc-", dir="/tmp"))
     cwd = Path(tempfile.mkdtemp(prefix="sttc-cwd-", dir="/tmp"))
     previous = os.getcwd()
@@ -231,16 +232,12 @@ def run(count: int, seed: int) -> dict[str, Any]:
         shutil.rmtree(cwd, ignore_errors=True)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--uris", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=14)
-    args = parser.parse_args()
-    figures = run(args.uris, args.seed)
-    print(json.dumps(figures))
-    bad = ("bytes_written_outside", "files_changed_outside", "workspaces_opened_outside")
-    return 1 if any(figures[key] for key in bad) else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def failures(figures: dict[str, Any]) -> list[str]:
+    """What changed or opened outside the workspace folder."""
+    outside = ("bytes_written_outside", "files_changed_outside", "workspaces_opened_outside")
+    return [key for key in outside if figures[key]]

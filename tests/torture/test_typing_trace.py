@@ -1,4 +1,4 @@
-"""The typing trace of the daemon torture scripts, without a daemon: a trace never
+"""The typing trace of the daemon tortures, without a daemon: a trace never
 types or deletes a newline, replaying it gives the expressions it meant to type
 (UTF-16 columns, astral characters too), and the reference of a shared file takes each
 client's lines from its own replay."""
@@ -6,14 +6,9 @@ client's lines from its own replay."""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-import typing_trace  # noqa: E402
-from typing_trace import TraceWriter, expected_text, owned_line, replay, source, trace  # noqa: E402
+import typing_trace
+from typing_trace import TraceWriter, expected_text, owned_line, replay, source, trace
 
 
 def test_the_owned_lines_are_where_the_source_says() -> None:

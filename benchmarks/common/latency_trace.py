@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from edit_scoring import apply_edit
-from eval_cases import Case
-from eval_lsp import LspClient, change_params, position
+from common.edit_scoring import apply_edit
+from common.eval_cases import Case
+from common.eval_lsp import LspClient, change_params, position
 
 
 @dataclass(frozen=True)

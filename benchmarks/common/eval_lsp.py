@@ -9,7 +9,9 @@ import json
 import socket
 from typing import Any
 
-from eval_cases import Step
+from shadowtab.shadow_workspace.line_text import position_in, utf16_to_index
+
+from common.eval_cases import Step
 
 
 class LspClient:
@@ -62,13 +64,13 @@ async def connect(hub: Any, client_class: Any = None) -> tuple[Any, asyncio.Task
 
 def position(text: str, offset: int) -> dict[str, int]:
     """The LSP position (UTF-16 code units) of a str offset."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    column = len(text[line_start:offset].encode("utf-16-le")) // 2
-    return {"line": text.count("\n", 0, offset), "character": column}
+    line, character = position_in(text, offset)
+    return {"line": line, "character": character}
 
 
 def offset_of(text: str, pos: dict[str, int]) -> int:
-    """The str offset of an LSP position (UTF-16 code units)."""
+    """The str offset of an LSP position (UTF-16 code units), clamped to its line and
+    to the text."""
     line_start = 0
     for _ in range(pos["line"]):
         found = text.find("\n", line_start)
@@ -77,8 +79,7 @@ def offset_of(text: str, pos: dict[str, int]) -> int:
         line_start = found + 1
     line_end = text.find("\n", line_start)
     line = text[line_start : len(text) if line_end == -1 else line_end]
-    units = line.encode("utf-16-le")[: pos["character"] * 2]
-    return line_start + len(units.decode("utf-16-le", errors="ignore"))
+    return line_start + utf16_to_index(line, pos["character"])
 
 
 def change_params(uri: str, version: int, text: str, step: Step) -> dict[str, Any]:

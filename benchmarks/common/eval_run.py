@@ -10,11 +10,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from edit_scoring import apply_edit, judge, judge_line
-from eval_cases import Case, line_rest
-from eval_lsp import LspClient, change_params, connect, initialize_params, offset_of, position
-from eval_report import Observation, Suggestion
 from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
+
+from common.edit_scoring import apply_edit, judge, judge_line
+from common.eval_cases import Case, line_rest
+from common.eval_lsp import (
+    LspClient,
+    change_params,
+    connect,
+    initialize_params,
+    offset_of,
+    position,
+)
+from common.eval_report import Observation, Suggestion
 
 LOAD_TIMEOUT_S = 600
 

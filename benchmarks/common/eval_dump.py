@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from eval_cases import Case
-from eval_report import Observation
+from common.eval_cases import Case
+from common.eval_report import Observation
 
 CONTEXT_CHARS = 240
 

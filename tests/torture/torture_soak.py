@@ -12,12 +12,12 @@ starts (idle) and while the typist has a completion in flight (the model generat
 side by side. A third session comes and goes (its socket closed without shutdown, as
 when an editor is killed), every --warmup-churn-s during the warm-up and every
 --churn-s after it. At the end the shadow is committed and
-must equal the typist's buffer. One JSON line:
+must equal the typist's buffer. The figures:
 
     {"seconds": 1800, "daemon": {"rss_growth_pct": 0.4, ...}, "worker": {...},
      "lsp_round_trip_ms": {"idle": {...}, "generating": {...}}, "text_ok": true, ...}
 
-Exit status 1 when an RSS grew by 5% or more, the daemon or the worker has more open
+It fails when an RSS grew by 5% or more, the daemon or the worker has more open
 files at the end than at the start and halfway, or more threads than that plus what
 its thread pools may still start (they fill lazily; a leak goes on growing), the text
 differs or a process restarted.
@@ -213,26 +213,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def passed(result: dict[str, Any]) -> bool:
-    for name in ("daemon", "worker"):
-        figures_of = result[name]
-        if figures_of["rss_growth_pct"] >= RSS_GROWTH_LIMIT_PCT:
-            return False
-        for kind, slack in (("fds", 0), ("threads", THREAD_POOL_SLACK)):
-            before = max(figures_of[f"{kind}_start"], figures_of[f"{kind}_mid"])
-            if figures_of[f"{kind}_end"] > before + slack:
-                return False
-    return (
-        result["text_ok"]
-        and result["daemon_pid_unchanged"]
-        and result["worker_pid_unchanged"]
-        and result["request_errors"] == 0
-        and result["unanswered"] == 0
-    )
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=1800.0, help="of typing")
     parser.add_argument("--warmup-s", type=float, default=120.0)
     parser.add_argument("--probe-s", type=float, default=0.2, help="between round trips")
@@ -242,11 +223,20 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=8, help="lines the typist owns")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
-    args = parser.parse_args()
-    result = run(args)
-    print(json.dumps(result))
-    return 0 if passed(result) else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def failures(result: dict[str, Any]) -> list[str]:
+    """The leaks (RSS, open files, threads past what the pools may still start) and the
+    losses (the text, a process, a request) of the docstring."""
+    failed = []
+    for name in ("daemon", "worker"):
+        figures_of = result[name]
+        if figures_of["rss_growth_pct"] >= RSS_GROWTH_LIMIT_PCT:
+            failed.append(f"{name}.rss_growth_pct")
+        for kind, slack in (("fds", 0), ("threads", THREAD_POOL_SLACK)):
+            before = max(figures_of[f"{kind}_start"], figures_of[f"{kind}_mid"])
+            if figures_of[f"{kind}_end"] > before + slack:
+                failed.append(f"{name}.{kind}_end")
+    checks = ("text_ok", "daemon_pid_unchanged", "worker_pid_unchanged")
+    failed += [key for key in checks if not result[key]]
+    return failed + [key for key in ("request_errors", "unanswered") if result[key]]

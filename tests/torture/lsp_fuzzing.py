@@ -1,6 +1,6 @@
 """What the LSP fuzzers share: hypothesis strategies for hostile LSP messages, and a
 blocking LSP connection over any byte stream. Used by the torture script
-(benchmarks/torture_fuzz.py, the daemon's sockets) and the stand-alone server's fuzz
+(torture_fuzz.py, the daemon's sockets) and the stand-alone server's fuzz
 test (tests/lsp/test_lsp_fuzz.py, stdio)."""
 
 from __future__ import annotations

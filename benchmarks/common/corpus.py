@@ -1,26 +1,31 @@
-"""The edit corpora and their held-back split.
+"""The edit corpora: where they are, and their splits.
 
-Held back (never used for tuning or training): the records of `edits-train*.jsonl` whose
-
-    int(sha1(f"{repo}@{commit}".encode()).hexdigest(), 16) % 10 == 0
-
-(about 10%; the same rule as `training/split.py`, so the adapter is never evaluated on
-what it was trained on). Training and tuning use the rest ("train"); `edits-dev.jsonl` is for
-development. The same hash orders the records, so a prefix of any split mixes the
-repositories instead of taking the first one's commits.
+Held back (never used for tuning or training): the records of `edits-train*.jsonl` that
+training/split.py holds back (one commit in ten, by a hash of `repo@commit`), so the
+adapter is never evaluated on what it was trained on. Training and tuning use the rest
+("train"); `edits-dev.jsonl` is for development. A second hash orders the records, so a
+prefix of any split mixes the repositories instead of taking the first one's commits.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from training.split import is_held_back
+
+# The corpora live beside the checkout (../shared/corpus), or where this variable says.
+CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
+DEFAULT_CORPUS = Path(
+    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[3] / "shared" / "corpus")
+)
+
 Split = Literal["heldout", "train", "dev"]
 SPLITS: tuple[Split, ...] = ("heldout", "train", "dev")
-HELD_BACK_BUCKETS = 10  # one bucket of ten is held back
 TRAIN_FILES = "edits-train*.jsonl"
 DEV_FILE = "edits-dev.jsonl"
 
@@ -28,11 +33,6 @@ DEV_FILE = "edits-dev.jsonl"
 def record_hash(record: dict[str, Any]) -> int:
     key = f"{record['repo']}@{record['commit']}".encode()
     return int(hashlib.sha256(key).hexdigest()[:8], 16)
-
-
-def is_held_back(record: dict[str, Any]) -> bool:
-    key = f"{record['repo']}@{record['commit']}".encode()
-    return int(hashlib.sha1(key).hexdigest(), 16) % HELD_BACK_BUCKETS == 0
 
 
 def records(corpus: Path, split: Split) -> list[dict[str, Any]]:

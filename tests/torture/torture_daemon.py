@@ -1,8 +1,8 @@
 """What the torture scripts that drive a real daemon share: starting it in a private
 directory (its sockets, state and config there, the engine chosen by environment),
 waiting for its engine, an LSP session on its socket that can leave requests in flight,
-and what /proc says of a process (RSS, open files, threads). Used by
-benchmarks/torture_worker.py, torture_clients.py, torture_soak.py and torture_fuzz.py."""
+and what /proc says of a process (RSS, open files, threads). Used by torture_worker.py,
+torture_clients.py, torture_soak.py and torture_fuzz.py."""
 
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ def start(base: Path, engine_kind: str, threads: int = 1, **settings: str) -> di
     """Start a daemon whose files all live under `base`; `settings` are more SHADOWTAB_
     variables (lint_debounce_ms="50": SHADOWTAB_LINT_DEBOUNCE_MS). Its status record."""
     # A SIGSEGV torture must not leave core files: the daemon and its workers inherit this
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # (the soft limit only: the test process can raise it back afterwards)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
     os.environ["SHADOWTAB_ENGINE_KIND"] = engine_kind

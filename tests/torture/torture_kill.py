@@ -1,19 +1,19 @@
 """Torture: SIGKILL a process that journals model edits and commits them, at random
 points, many times. After each kill a fresh ShadowWorkspace replays the journal: every
 acknowledged edit must be recovered, every file on disk must be a whole old or new
-version byte for byte, and no temp file may be left. Prints one JSON line:
+version byte for byte, and no temp file may be left.
+
+The figures:
 
     {"trials": 1000, "lost_edits": 0, "torn_files": 0, "temp_files_left": 0, ...}
 
-The same script is the child (`--child`): a journaled workspace that takes model edits
+Run as a script, this file is the child: a journaled workspace that takes model edits
 in a loop (and in "commit" mode commits them), printing "ack N FILE" after each call.
-Exit status 1 when any must-be-0 figure is not 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -66,7 +66,7 @@ def edit_numbers(text: str, original: str) -> list[int] | None:
 
 def kill_one(root: Path, journal: Path, mode: str, start: int, rng: random.Random) -> set[int]:
     """Start the child, let it ack a few edits, SIGKILL it at a random moment."""
-    command = [sys.executable, __file__, "--child", str(root), str(journal), mode, str(start)]
+    command = [sys.executable, __file__, str(root), str(journal), mode, str(start)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     acked: set[int] = set()
     assert proc.stdout is not None
@@ -112,7 +112,8 @@ def check(root: Path, journal: Path, acked: set[int], original: str) -> dict[str
     return counts
 
 
-def run(trials: int, lines: int, seed: int) -> dict[str, Any]:
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    trials, lines, seed = args.trials, args.lines, args.seed
     base = Path(tempfile.mkdtemp(prefix="sttk-"))
     original = body(lines)
     totals = {"torn_files": 0, "temp_files_left": 0}
@@ -147,21 +148,17 @@ def run(trials: int, lines: int, seed: int) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        root, journal, mode, start = sys.argv[2:6]
-        child(Path(root), Path(journal), mode, int(start))
-        return 0
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--lines", type=int, default=20_000, help="lines per file")
     parser.add_argument("--seed", type=int, default=14)
-    args = parser.parse_args()
-    figures = run(args.trials, args.lines, args.seed)
-    print(json.dumps(figures))
-    failed = figures["lost_edits"] or figures["torn_files"] or figures["temp_files_left"]
-    return 1 if failed else 0
+
+
+def failures(figures: dict[str, Any]) -> list[str]:
+    """The must-be-0 figures that are not 0."""
+    return [key for key in ("lost_edits", "torn_files", "temp_files_left") if figures[key]]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    root, journal, mode, start = sys.argv[1:5]
+    child(Path(root), Path(journal), mode, int(start))

@@ -1,4 +1,4 @@
-"""Typing traces for the daemon torture scripts (torture_clients.py, torture_soak.py): a
+"""Typing traces for the daemon tortures (torture_clients.py, torture_soak.py): a
 seeded stream of LSP keystrokes on the lines a client owns in a Python file (each
 line `    r<client>_<j> = <expression>`), as a person types: an expression typed key by
 key with typos corrected, the old one deleted with backspace or selected and typed
@@ -15,8 +15,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from typing import Any
-
-from eval_lsp import offset_of
 
 SNIPPETS = [
     "work(a=1, b=2) + 1",
@@ -62,6 +60,22 @@ class Keystroke:
 def units(text: str) -> int:
     """Length in UTF-16 code units."""
     return len(text.encode("utf-16-le")) // 2
+
+
+def offset_of(text: str, position: dict[str, int]) -> int:
+    """The str offset of an LSP position (UTF-16 code units), clamped to its line and to
+    the text. The reference the daemon's shadow is checked against: written here, not
+    taken from the product (shadow_workspace's LineText), so that a bug there shows."""
+    line_start = 0
+    for _ in range(position["line"]):
+        found = text.find("\n", line_start)
+        if found == -1:
+            return len(text)
+        line_start = found + 1
+    line_end = text.find("\n", line_start)
+    line = text[line_start : len(text) if line_end == -1 else line_end]
+    prefix = line.encode("utf-16-le")[: position["character"] * 2]
+    return line_start + len(prefix.decode("utf-16-le", errors="ignore"))
 
 
 def owned_line(client: int, index: int) -> str:

@@ -1,0 +1,73 @@
+"""The torture tests at reduced size: each drives the real code to its limits (killed
+mid-write, fuzzed, its engine worker crashed, editors typing at once for minutes) and
+fails when a figure that must be 0 is not. Their figures are printed at the end of the
+run; `python benchmarks/torture.py NAME` runs one at full size (docs/MEASUREMENTS.md).
+Marked slow: the daemon ones load the model; `pytest -m "not slow"` leaves them out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torture_clients
+import torture_confinement
+import torture_fuzz
+import torture_kill
+import torture_soak
+import torture_worker
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the model loads on a busy machine
+
+
+@pytest.fixture(autouse=True)
+def process_state_restored() -> Iterator[None]:
+    """A torture sets up the process as its script would (its daemon's SHADOWTAB_* dirs
+    and engine in the environment, no core files): put the test process back after."""
+    environ = dict(os.environ)
+    core = resource.getrlimit(resource.RLIMIT_CORE)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        resource.setrlimit(resource.RLIMIT_CORE, core)
+
+
+def assert_holds(torture: ModuleType, args: list[str], record_property: Any) -> None:
+    parser = argparse.ArgumentParser()
+    torture.add_arguments(parser)
+    figures = torture.run(parser.parse_args(args))
+    record_property("benchmark_line", json.dumps(figures))  # printed at the end of the run
+    assert torture.failures(figures) == [], figures
+
+
+def test_a_killed_journal_keeps_every_acknowledged_edit(record_property: Any) -> None:
+    assert_holds(torture_kill, ["--trials", "6", "--lines", "5000"], record_property)
+
+
+def test_no_uri_or_path_writes_outside_the_workspace(record_property: Any) -> None:
+    assert_holds(torture_confinement, ["--uris", "100"], record_property)
+
+
+def test_fuzzed_messages_leave_the_daemon_answering(record_property: Any) -> None:
+    assert_holds(torture_fuzz, ["--messages", "150"], record_property)
+
+
+def test_a_crashed_engine_worker_loses_no_session_or_edit(record_property: Any) -> None:
+    assert_holds(torture_worker, ["--trials", "4"], record_property)
+
+
+def test_editors_typing_at_once_into_shared_files(record_property: Any) -> None:
+    assert_holds(torture_clients, ["--clients", "2", "--keystrokes", "30"], record_property)
+
+
+def test_a_typing_soak_leaks_nothing(record_property: Any) -> None:
+    # the warm-up's 100 sessions bring the daemon's RSS to its plateau (torture_soak.py)
+    args = ["--seconds", "40", "--warmup-s", "20", "--warmup-churn-s", "0.2", "--churn-s", "5"]
+    assert_holds(torture_soak, args, record_property)
