@@ -2,13 +2,13 @@
 
     python benchmarks/ghost_rejoin.py [--cases N] [--split heldout] [--corpus DIR]
 
-On the evaluation's typing cases (benchmarks/common/eval_cases.py), the plain continuation at
-the cursor (the ghost-text fallback of inference/next_edit/completion_source.py, one
-greedy candidate, the packaged model without adapter) is scored as written ("raw") and
-as inference/next_edit/rejoin.py keeps it ("rejoined"), by the evaluation's criterion
-(benchmarks/common/edit_scoring.py), apart for a cursor at the end of its line ("eol") and in
-the middle of one ("midline"). Prints one JSON line: shown, correct, precision per
-variant and position.
+On the evaluation's typing cases (benchmarks/common/eval_cases.py), the plain
+continuation at the cursor (the ghost-text fallback of
+inference/next_edit/completion_source.py, one greedy candidate, the packaged model
+without adapter) is scored as written ("raw") and as inference/next_edit/rejoin.py keeps
+it ("rejoined"), by the evaluation's criterion (benchmarks/common/edit_scoring.py), apart
+for a cursor at the end of its line ("eol") and in the middle of one ("midline"). Prints
+one JSON line: shown, correct, precision per variant and position.
 """
 
 from __future__ import annotations
