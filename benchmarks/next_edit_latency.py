@@ -254,6 +254,7 @@ def _call_dict(call: Call) -> dict[str, Any]:
             prefill_s=round(stats.first_token_seconds, 3),
             preempted=stats.preempted,
             alternatives_skipped=stats.alternatives_skipped,
+            copied=getattr(stats, "copied_tokens", 0),  # the rewrite's stop at re-join
         )
     return figures
 

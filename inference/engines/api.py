@@ -112,7 +112,14 @@ class Engine(Protocol):
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
-    ) -> Completion: ...
+        min_token_p: float = 0.0,
+    ) -> Completion:
+        """`min_token_p`: a speculative rewrite stops before the first token that changes
+        the draft whose probability is below it (finish reason "unsure": a rewrite that
+        writes an unsure change is not shown, so what follows is not decoded); tokens
+        copied from the draft are not judged. A greedy rewrite, or an engine that
+        decodes elsewhere (a server), ignores it."""
+        ...
 
     def tokenize(self, text: str, special: bool = False) -> list[int]: ...
 

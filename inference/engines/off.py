@@ -44,6 +44,7 @@ class OffEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
         self._fail()
 

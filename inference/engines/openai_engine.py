@@ -149,7 +149,10 @@ class OpenAIEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
+        """`min_token_p` is not applied: the server decodes the whole answer (the
+        caller's token check still drops an unsure change)."""
         if n > 1:  # alternatives branch at the first token, as complete() does
             return self.complete(prompt, max_tokens, stop, n, cancel)
         self._check(prompt, max_tokens, 1, draft)

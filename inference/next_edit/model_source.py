@@ -80,7 +80,8 @@ class ModelSource:
             min(MAX_TOKENS, draft_tokens + EXTRA_TOKENS),
             stop=list(stop),
             cancel=cancel,
-            n=max(1, min(query.n, MAX_CANDIDATES)),
+            n=self._count(query),
+            min_token_p=self.token_threshold,
         )
         body = rendered.draft
         for marker in stop:
@@ -95,6 +96,14 @@ class ModelSource:
             for c in found
             if c is not None
         ]
+
+    def _count(self, query: Query) -> int:
+        """An alternative leaves the best rewrite with a token other than the model's
+        first choice, so none is above a threshold of 0.5 or more: it would write an
+        unsure change and be dropped. Then one candidate."""
+        if self.token_threshold >= 0.5:
+            return 1
+        return max(1, min(query.n, MAX_CANDIDATES))
 
     def _candidate(
         self,

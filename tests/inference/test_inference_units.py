@@ -389,3 +389,40 @@ def test_a_second_change_after_the_rejoin_is_given_up() -> None:
     assert 120 in stopped.result.tokens and 121 not in stopped.result.tokens
     full = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=0))
     assert 121 in full.result.tokens
+
+
+class UnsureRuntime(LinedRuntime):
+    """Its choice is barely preferred (p ~ 0.05) where `unsure(tokens)` says so."""
+
+    def __init__(self, next_token: Callable[[list[int]], int], unsure: set[int]) -> None:
+        super().__init__(next_token)
+        self.unsure = unsure
+
+    def decode(
+        self, tokens: Sequence[int], seq: int, pos: int, outputs: Sequence[int]
+    ) -> npt.NDArray[np.float32]:
+        rows = super().decode(tokens, seq, pos, outputs)
+        for row, j in enumerate(outputs):
+            if pos + j in self.unsure:  # the output index this row predicts (1-token prompt)
+                rows[row] = np.where(rows[row] > 0, 2.0, 0.0)
+        return rows
+
+
+def judged_rewrite(changes: dict[int, int], unsure: set[int]) -> TokenSink:
+    draft = list(range(10, 60))
+    runtime = UnsureRuntime(editing_at(changes, draft), unsure)
+    writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
+    first = prefill(writer, [1], 8)
+    sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0, min_token_p=0.5)  # type: ignore[arg-type]
+    speculative(writer, first, draft, sink, RequestStats(), DraftPolicy())
+    return sink
+
+
+def test_a_rewrite_stops_at_an_unsure_change_but_not_at_an_unsure_copy() -> None:
+    """Output index i is predicted by the row of sequence position i (the prompt is one
+    token): an unsure change stops the rewrite there, an unsure copy does not."""
+    stopped = judged_rewrite({20: 120}, unsure={20})
+    assert stopped.result.finish == "unsure" and 120 not in stopped.result.tokens
+    assert len(stopped.result.tokens) == 20
+    copied = judged_rewrite({20: 120}, unsure={5})
+    assert copied.result.finish != "unsure" and 120 in copied.result.tokens

@@ -44,8 +44,11 @@ class ScriptedEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
-        self.calls.append({"max_tokens": max_tokens, "n": n, "stop": list(stop)})
+        self.calls.append(
+            {"max_tokens": max_tokens, "n": n, "stop": list(stop), "min_token_p": min_token_p}
+        )
         offsets = [[len(t)] for t in self.texts]
         return Completion(
             list(self.texts),

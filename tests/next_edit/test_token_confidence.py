@@ -133,8 +133,9 @@ class ScriptedEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
-        self.calls.append({"method": "rewrite"})
+        self.calls.append({"method": "rewrite", "n": n, "min_token_p": min_token_p})
         answer = draft.replace("x15 = \n", "x15 = compute(15)\n")
         return Completion(
             [answer],
@@ -180,3 +181,14 @@ def test_ghost_text_never_runs_a_rewrite() -> None:
     predictor = EnginePredictor(lambda: picky, "shadowtab", token_threshold=0.99)  # type: ignore[arg-type, return-value]
     assert predictor.inline(request) == []  # nothing sure, no rewrite known
     assert [c["method"] for c in picky.calls] == ["complete"]
+
+
+def test_the_rewrite_asks_the_engine_to_stop_at_an_unsure_change() -> None:
+    """A rewrite that writes an unsure change is dropped, so the engine stops decoding
+    it there; and no alternatives are asked for (none is above a threshold >= 0.5)."""
+    engine = ScriptedEngine(rewrite_p=0.9)
+    ModelSource(lambda: engine, "shadowtab", 0.8).candidates(Query(SITUATION, n=3))  # type: ignore[arg-type, return-value]
+    assert engine.calls == [{"method": "rewrite", "n": 1, "min_token_p": 0.8}]
+    engine = ScriptedEngine(rewrite_p=0.9)
+    ModelSource(lambda: engine, "shadowtab", 0.0).candidates(Query(SITUATION, n=3))  # type: ignore[arg-type, return-value]
+    assert engine.calls == [{"method": "rewrite", "n": 3, "min_token_p": 0.0}]

@@ -157,14 +157,22 @@ class TokenSink:
         # below it a token is unsure: generation stops before it (finish "unsure")
         self.min_logprob = math.log(min_token_p) if min_token_p > 0 else -math.inf
 
-    def push(self, token: int, margin: float | None = None, logprob: float | None = None) -> bool:
+    def push(
+        self,
+        token: int,
+        margin: float | None = None,
+        logprob: float | None = None,
+        judged: bool = True,
+    ) -> bool:
         """Add one token; True when generation must stop (the token may not be kept).
-        `margin`: its logit gap to the runner-up; `logprob`: its log-probability."""
+        `margin`: its logit gap to the runner-up; `logprob`: its log-probability;
+        `judged`: held against the minimum probability (a rewrite's copies of its draft
+        are not)."""
         if self.done:
             return True
         if self.result.first_token_at is None:
             self.result.first_token_at = self.clock()
-        if logprob is not None and logprob < self.min_logprob:
+        if judged and logprob is not None and logprob < self.min_logprob:
             self.done = True
             self.result.finish = "unsure"
             return True
@@ -218,8 +226,9 @@ def speculative(
     cursor.pos = len(prefix)
     token = branch.token if branch is not None else int(np.argmax(first))
     output = [*prefix, token]
+    changed = not copies_draft(draft, cursor.pos, token)
     cursor.advance(0, 0, token, output)
-    if sink.push(token, gap_of(first, token), log_prob(first, token)):
+    if sink.push(token, gap_of(first, token), log_prob(first, token), changed):
         return
     idle = 0  # passes in a row that did not move the draft pointer past its furthest spot
     furthest = cursor.pos or 0
@@ -238,12 +247,16 @@ def speculative(
         stats.draft_tokens += len(proposal)
         stats.accepted_draft_tokens += accepted
         output.extend([*proposal[:accepted], token])
+        before = cursor.pos
+        changed = not copies_draft(draft, None if before is None else before + accepted, token)
         cursor.advance(verdict.judged, accepted, token, output)
         reached = cursor.pos if cursor.pos is not None else furthest
         idle, furthest = (0, reached) if reached > furthest else (idle + 1, furthest)
         kept_tokens = [*proposal[:accepted], token]
-        for kept, gap, logprob in zip(kept_tokens, verdict.gaps, verdict.logprobs, strict=True):
-            if sink.push(kept, gap, logprob):
+        judged = [False] * accepted + [changed]
+        kept = zip(kept_tokens, verdict.gaps, verdict.logprobs, judged, strict=True)
+        for kept_token, gap, logprob, is_change in kept:
+            if sink.push(kept_token, gap, logprob, is_change):
                 return
         if rejoined(cursor, line_ends, cursor.policy.stop_after_rejoined_lines):
             stats.copied_tokens += copy_rest(sink, draft, cursor.pos or 0)
@@ -263,6 +276,11 @@ def _until_rejoined(cursor: DraftCursor, line_ends: Sequence[bool]) -> int | Non
     return None
 
 
+def copies_draft(draft: Sequence[int], pos: int | None, token: int) -> bool:
+    """`token` is the draft's token at `pos` (the output copies the original there)."""
+    return pos is not None and pos < len(draft) and draft[pos] == token
+
+
 def rejoined(cursor: DraftCursor, line_ends: Sequence[bool], lines: int) -> bool:
     """After a change, the output has copied `lines` whole lines of the original."""
     start, end = cursor.rejoined_at, cursor.pos
@@ -277,7 +295,7 @@ def copy_rest(sink: TokenSink, draft: Sequence[int], start: int) -> int:
     copied = 0
     for token in draft[start:]:
         copied += 1
-        if sink.push(token, COPIED_GAP, 0.0):
+        if sink.push(token, COPIED_GAP, 0.0, judged=False):
             break
     return copied
 

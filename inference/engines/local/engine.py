@@ -183,12 +183,15 @@ class LocalEngine(Generic[R]):
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
         """n > 1: the alternatives leave the best rewrite where it starts editing (see
-        generation.branch_position)."""
-        check_request(self._limits(), max_tokens, n, draft=draft)
+        generation.branch_position). `min_token_p` judges the best candidate's changes
+        only, and only when speculative (the draft tells a change from a copy)."""
+        check_request(self._limits(), max_tokens, n, draft=draft, min_token_p=min_token_p)
         mode = "speculative" if speculative else "greedy"
-        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None)
+        judged = min_token_p if speculative else 0.0
+        return self._generate(prompt, (draft, mode), max_tokens, stop, n, cancel, None, judged)
 
     def clear_cache(self) -> None:
         """Drop every resident prefix (the next request starts cold)."""

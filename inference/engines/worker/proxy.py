@@ -84,6 +84,7 @@ class WorkerEngine:
         speculative: bool = True,
         cancel: threading.Event | None = None,
         n: int = 1,
+        min_token_p: float = 0.0,
     ) -> Completion:
         args = {
             "prompt": prompt,
@@ -92,6 +93,7 @@ class WorkerEngine:
             "stop": list(stop),
             "speculative": speculative,
             "n": n,
+            "min_token_p": min_token_p,
         }
         return completion_from_wire(self._call("rewrite", args, cancel))
 
