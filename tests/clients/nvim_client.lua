@@ -7,7 +7,8 @@
 local config = vim.json.decode(_G.arg[1])
 vim.opt.runtimepath:prepend(config.rtp)
 
-local checks = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
+local checks =
+  dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
 local report = checks.report
 
 local function wait(predicate, timeout)
@@ -440,6 +441,34 @@ local function choices()
     'accepting inserts the choice shown',
     inserted and vim.endswith(line, 'name.upper()'),
     line
+  )
+
+  local done, err, edit = call(next_edit.request, buf)
+  report(
+    'next edits: the first is shown',
+    done and err == nil and edit ~= nil and edit.text == 'goodbye',
+    {
+      err = err,
+      edit = edit,
+    }
+  )
+  vim.api.nvim_feedkeys(vim.keycode('<M-]>'), 'x', false)
+  local farewell = { { 'farewell', 'DiffAdd' }, { ' (2/2)', 'NonText' } }
+  report(
+    '<M-]> shows the next edit after it',
+    mark_with(buf, next_edit.namespace, 'virt_text', farewell) ~= nil
+      and next_edit.current(buf).text == 'farewell'
+      and not ghost.visible(buf),
+    vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, { details = true })
+  )
+  vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'x', false)
+  local accepted = wait(function()
+    return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]:find('farewell', 1, true) ~= nil
+  end, 5000)
+  report(
+    '<Tab> accepts the next edit shown',
+    accepted,
+    vim.api.nvim_buf_get_lines(buf, row, row + 1, false)
   )
 end
 

@@ -55,6 +55,9 @@ CHOICE_CHECKS = {
     "<M-]> again wraps around to the first, without asking again",
     ":ShadowtabPreviousSuggestion goes back",
     "accepting inserts the choice shown",
+    "next edits: the first is shown",
+    "<M-]> shows the next edit after it",
+    "<Tab> accepts the next edit shown",
     "no Lua error",
 }
 PEER_CHECKS = {
@@ -164,7 +167,8 @@ def test_nvim_cycles_through_ghost_text_choices(
     nvim: str, shadowtab_env: ShadowtabEnv, workspace: Path
 ) -> None:
     """The real server, its model replaced by a stand-in that offers a second ghost text
-    when asked: the cycle keys ask for it and show each choice in turn."""
+    when asked, and two next edits: the cycle keys show each choice in turn (asking for
+    the ghost text's), and the keys accept the one shown."""
     sample = workspace / "sample.py"
     stand_in = CLIENTS_DIR / "fixed_predictor_lsp.py"
     command = [sys.executable, str(stand_in), "--choices", str(sample)]

@@ -24,7 +24,7 @@ M.defaults = {
   keys = {
     accept = '<Tab>', -- next edit if one is shown, else ghost text, else a plain <Tab>
     dismiss = '<C-]>',
-    next_suggestion = '<M-]>', -- cycle through the ghost text's choices
+    next_suggestion = '<M-]>', -- cycle through the next edits shown, else the ghost text's
     previous_suggestion = '<M-[>',
     next_edit = '<leader>sn',
     lock_toggle = '<leader>sl',
@@ -79,12 +79,15 @@ function M.dismiss(bufnr)
   ghost.dismiss(bufnr)
 end
 
---- Shows the ghost text's next choice (`count` 1) or previous one (-1), wrapping around.
+--- Shows the next choice (`count` 1) or the previous one (-1), wrapping around: of the
+--- next edits if one is shown (as accept() prefers it), else of the ghost text.
 ---@param bufnr? integer
 ---@param count integer
 function M.cycle(bufnr, count)
   bufnr = util.resolve_bufnr(bufnr)
-  if builtin_inline_completion() then
+  if next_edit.visible(bufnr) then
+    next_edit.cycle(bufnr, count)
+  elseif builtin_inline_completion() then
     vim.lsp.inline_completion.select({ bufnr = bufnr, count = count })
   else
     ghost.cycle(bufnr, count)
@@ -107,10 +110,10 @@ local function map_keys(bufnr)
   end, 'dismiss the suggestion')
   map({ 'n', 'i' }, keys.next_suggestion, function()
     M.cycle(bufnr, 1)
-  end, 'show the next ghost text choice')
+  end, 'show the next choice (next edit or ghost text)')
   map({ 'n', 'i' }, keys.previous_suggestion, function()
     M.cycle(bufnr, -1)
-  end, 'show the previous ghost text choice')
+  end, 'show the previous choice (next edit or ghost text)')
   map('n', keys.next_edit, function()
     next_edit.request(bufnr)
   end, 'suggest a next edit')
@@ -201,10 +204,10 @@ local function create_commands()
   end, { desc = 'shadowtab: dismiss the shown suggestion' })
   command('ShadowtabNextSuggestion', function()
     M.cycle(nil, 1)
-  end, { desc = "shadowtab: show the ghost text's next choice" })
+  end, { desc = 'shadowtab: show the next choice (next edit or ghost text)' })
   command('ShadowtabPreviousSuggestion', function()
     M.cycle(nil, -1)
-  end, { desc = "shadowtab: show the ghost text's previous choice" })
+  end, { desc = 'shadowtab: show the previous choice (next edit or ghost text)' })
 end
 
 ---@param opts? table overrides of M.defaults
