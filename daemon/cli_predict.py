@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         cursor=offset_of(text, line, column),
         events=history,
         max_candidates=max(1, min(args.candidates, 6)),
+        invoked=True,  # asked for: ghost text's choices include the model's
     )
     try:
         engine = create_engine(settings.engine_options())

@@ -3,6 +3,7 @@ predictor candidates, checked in the shadow workspace, in LSP shapes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -30,9 +31,13 @@ REJECTED = "shadowtab/suggestionRejected"
 async def inline_completion(
     session: Session, params: types.InlineCompletionParams
 ) -> list[types.InlineCompletionItem]:
-    """Ghost text at the cursor: one item per clean candidate, best first."""
+    """Ghost text at the cursor: one item per clean candidate, best first; the editor
+    cycles through them (VS Code asks again, Invoked, when the user does)."""
     uri, position = params.text_document.uri, params.position
-    found = await _predict(session, uri, position.line, position.character, inline=True)
+    invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+    found = await _predict(
+        session, uri, position.line, position.character, inline=True, invoked=invoked
+    )
     if found is None:
         return []
     _, document, clean = found
@@ -101,11 +106,17 @@ def _count(raw: Any) -> int:
 
 
 async def _predict(
-    session: Session, uri: str, line: int, character: int, inline: bool, count: int = 0
+    session: Session,
+    uri: str,
+    line: int,
+    character: int,
+    inline: bool,
+    count: int = 0,
+    invoked: bool = False,
 ) -> tuple[PredictionRequest, ShadowDocument, list[Candidate]] | None:
     """Ask the predictor in a worker, keep the candidates that add no errors; None when
     there is no predictor. ContentModified when the text changed meanwhile."""
-    request = _request(session, uri, line, character, inline, count)
+    request = replace(_request(session, uri, line, character, inline, count), invoked=invoked)
     predictor = session.predictor
     workspace = session.sync.workspace_of(uri)
     if predictor is None or workspace is None:

@@ -119,6 +119,19 @@ def rank(
     return kept
 
 
+def distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates in their order, each edit once (the first to propose it kept):
+    two ghost-text sources that agree offer one choice, not two."""
+    seen: set[tuple[str, tuple[TextEdit, ...]]] = set()
+    kept = []
+    for candidate in candidates:
+        key = (candidate.path, candidate.edits)
+        if key not in seen:
+            seen.add(key)
+            kept.append(candidate)
+    return kept
+
+
 def _result(candidate: Candidate, text: str) -> tuple[TextEdit, ...]:
     """A canonical form of what the candidate does to the text: the whole change as
     one replacement (two sources may split the same change differently)."""

@@ -17,7 +17,15 @@ from typing import Protocol, TypeVar
 
 from ..engines.api import Engine
 from . import repetition
-from .candidates import Candidate, CandidateSource, Query, merged, rank
+from .candidates import (
+    MAX_CANDIDATES,
+    Candidate,
+    CandidateSource,
+    Query,
+    distinct,
+    merged,
+    rank,
+)
 from .completion_source import CompletionSource
 from .edits import TextEdit
 from .events import Edit, edit_context
@@ -50,6 +58,9 @@ class PredictionRequest:
     open_texts: Mapping[str, str] = field(default_factory=dict)  # other open files
     # When it was asked, on the events' clock (time.time()); None: unknown (no pause known)
     asked_at: float | None = None
+    # The user asked (LSP triggerKind Invoked: a key, or cycling through the suggestions):
+    # ghost text then also runs the model for a choice after a cheaper source's answer.
+    invoked: bool = False
 
 
 class Predictor(Protocol):
@@ -85,14 +96,16 @@ def query_of(request: PredictionRequest) -> Query:
 class EnginePredictor:
     """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
-    else generic). Ghost text has its own fast path: the open files' own continuation
+    else generic). Ghost text has its own fast path, its sources in order of preference:
+    the shown ghost text the user is typing through; the open files' own continuation
     where the text before the cursor occurs elsewhere at length (repetition.py,
     `use_repetition`: right more often than the model on the dev split's line
-    completions, 10 of 12 against 9 of 17), else the plain continuation at the cursor,
-    cut at the first token less likely than `token_threshold` (a next edit that changes
-    text through such a token is dropped), else the rewrite's ghost text when the
-    rewrite for this state is already known (ghost text never runs or waits for a
-    rewrite). `engine_getter` returns None while the model loads."""
+    completions, 10 of 12 against 9 of 17); the plain continuation at the cursor, cut at
+    the first token less likely than `token_threshold` (a next edit that changes text
+    through such a token is dropped); the rewrite's ghost text when the rewrite for this
+    state is already known (ghost text never runs or waits for a rewrite). The first
+    source with an answer gives the first candidate; the others' distinct answers follow
+    as choices to cycle through. `engine_getter` returns None while the model loads."""
 
     def __init__(
         self,
@@ -121,15 +134,31 @@ class EnginePredictor:
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[Candidate]:
         query = query_of(request)
-        found = self.pipeline.typed_through(query)
-        if not found and self.use_repetition:
-            found = self._repetition(query)
-        if not found:
-            found = self._continuations(query, cancel)
-        if not found:
-            found = [c for c in self.pipeline.remembered(query) if c.kind == "inline"]
+        found = self._ghost_texts(query, request.invoked, cancel)
         self.pipeline.shown(query, found)
         return found
+
+    def _ghost_texts(
+        self, query: Query, invoked: bool, cancel: threading.Event | None
+    ) -> list[Candidate]:
+        """Each source's ghost text in order of preference, distinct, at most query.n:
+        the first is the first source's answer, so choices never displace it. The model
+        runs after a cheaper answer only when the user asked (`invoked`): typing keeps
+        the speed of typed-through and repeated text."""
+        n = max(1, min(query.n, MAX_CANDIDATES))
+        found: list[Candidate] = []
+        sources: list[tuple[bool, Callable[[], list[Candidate]]]] = [
+            (False, lambda: self.pipeline.typed_through(query)),
+            (False, lambda: self._repetition(query) if self.use_repetition else []),
+            (True, lambda: self._continuations(query, cancel)),
+            (False, lambda: [c for c in self.pipeline.remembered(query) if c.kind == "inline"]),
+        ]
+        for runs_model, source in sources:
+            if len(found) >= n:
+                break
+            if not (runs_model and found and not invoked):
+                found = distinct([*found, *source()])
+        return found[:n]
 
     def _continuations(self, query: Query, cancel: threading.Event | None) -> list[Candidate]:
         found = [

@@ -6,12 +6,18 @@ usage: python fixed_predictor_lsp.py FILE
   a WordReplacer: next edit = replace the first "hello" of the text by "goodbye" (none
   once there is no "hello"); ghost text = ".title()" at the cursor.
 
+usage: python fixed_predictor_lsp.py --choices FILE
+  a WordReplacer with choices to cycle through: ghost text ".title()", and also ".upper()"
+  when the user asks (triggerKind Invoked), as the real predictor adds the model's
+  continuation only then; next edits "goodbye", then "farewell".
+
 usage: python fixed_predictor_lsp.py --follow-renames FILE
   a RenameFollower: after the user renames one identifier of FILE (the first place where
   its words differ from FILE's text on disk at start), the next edit renames the next
-  occurrence of the old name; ghost text ".title()" only at the end of a line that
-  assigns a value (`message = greet('world')`). Nothing else is suggested, so Tab does
-  one thing at a time.
+  occurrence of the old name (a second choice: `str(new)` there, to cycle to); ghost
+  text ".title()" only at the end of a line that assigns a value (`message =
+  greet('world')`), and ".upper()" after it when the user asks (VS Code asks when the
+  user cycles, Alt+]). Nothing else is suggested, so Tab does one thing at a time.
 """
 
 from __future__ import annotations
@@ -30,14 +36,16 @@ from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
 from shadowtab.lsp.hub import Hub
 
 GHOST_TEXT = ".title()"
+OTHER_GHOST_TEXT = ".upper()"  # --choices: the second choice, offered when asked
 OLD_WORD, NEW_WORD = "hello", "goodbye"
+OTHER_NEW_WORD = "farewell"  # --choices: the second next edit
 WORD = re.compile(r"[A-Za-z_]\w*")
 GHOST_AFTER = re.compile(r"=\s*\S.*[\w)\]'\"]$")  # an assignment with a value
 
 
-def ghost_text(request: PredictionRequest) -> Candidate:
+def ghost_text(request: PredictionRequest, text: str = GHOST_TEXT) -> Candidate:
     at = request.cursor
-    return Candidate((TextEdit(at, at, GHOST_TEXT),), 1.0, "", kind="inline")
+    return Candidate((TextEdit(at, at, text),), 1.0, "", kind="inline")
 
 
 def replacing(start: int, end: int, new_text: str) -> Candidate:
@@ -47,11 +55,16 @@ def replacing(start: int, end: int, new_text: str) -> Candidate:
 @dataclass
 class WordReplacer:
     """Always the same suggestion, found in the text as it is now (a FixedPredictor's fixed
-    offsets would point into other words once the text before them changed)."""
+    offsets would point into other words once the text before them changed).
+    `choices`: a second ghost text when the user asks, and a second next edit."""
+
+    choices: bool = False
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
     ) -> list[Candidate]:
+        if self.choices and request.invoked:
+            return [ghost_text(request), ghost_text(request, OTHER_GHOST_TEXT)]
         return [ghost_text(request)]
 
     def next_edit(
@@ -60,7 +73,8 @@ class WordReplacer:
         start = request.text.find(OLD_WORD)
         if start < 0:
             return []
-        return [replacing(start, start + len(OLD_WORD), NEW_WORD)]
+        words = [NEW_WORD, OTHER_NEW_WORD] if self.choices else [NEW_WORD]
+        return [replacing(start, start + len(OLD_WORD), word) for word in words]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
@@ -85,6 +99,8 @@ class RenameFollower:
         before = request.text[line_start : request.cursor]
         if rest.strip() or not GHOST_AFTER.search(before):
             return []
+        if request.invoked:
+            return [ghost_text(request), ghost_text(request, OTHER_GHOST_TEXT)]
         return [ghost_text(request)]
 
     def next_edit(
@@ -96,7 +112,8 @@ class RenameFollower:
         old, new = renamed
         for match in WORD.finditer(request.text):
             if match.group() == old:
-                return [replacing(match.start(), match.end(), new)]
+                start, end = match.span()
+                return [replacing(start, end, new), replacing(start, end, f"str({new})")]
         return []
 
     def _renamed(self, text: str) -> tuple[str, str] | None:
@@ -133,9 +150,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--follow-renames", action="store_true")
+    parser.add_argument("--choices", action="store_true")
     args = parser.parse_args()
     text = args.file.read_text()
-    predictor: Predictor = RenameFollower(text) if args.follow_renames else WordReplacer()
+    predictor: Predictor = (
+        RenameFollower(text) if args.follow_renames else WordReplacer(choices=args.choices)
+    )
     asyncio.run(serve(predictor))
 
 

@@ -1,12 +1,14 @@
 -- Headless Neovim as a real LSP client of shadowtab, through our editors/nvim module.
 -- usage: nvim --headless --clean -l nvim_client.lua '<json config>'
---   config: { rtp, cmd = {...}, file, scenario = 'features' | 'peer', signal_dir }
+--   config: { rtp, cmd = {...}, file, scenario = 'features' | 'peer' | 'suggestions' | 'choices',
+--             signal_dir }
 -- Prints one JSON line per check ({check, ok, detail}); exits 0 only if all passed.
 
 local config = vim.json.decode(_G.arg[1])
 vim.opt.runtimepath:prepend(config.rtp)
 
-local checks = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
+local checks =
+  dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'lua_checks.lua'))
 local report = checks.report
 
 local function wait(predicate, timeout)
@@ -374,6 +376,102 @@ local function suggestions()
   )
 end
 
+--- The ghost text shown at the cursor, as its virtual text chunks.
+local function ghost_chunks(buf)
+  local marks = vim.api.nvim_buf_get_extmarks(buf, ghost.namespace, 0, -1, { details = true })
+  return marks[1] and marks[1][4].virt_text or nil
+end
+
+local function count_of(list, value)
+  return #vim.tbl_filter(function(x)
+    return x == value
+  end, list)
+end
+
+--- With a server that offers ghost text ".title()" while typing, and ".upper()" too when
+--- asked (fixed_predictor_lsp.py --choices): the keys cycle through the choices.
+local function choices()
+  local buf = open_and_attach(false)
+  local row = 4 -- `    return 'hello ' + name`
+  vim.o.virtualedit = 'onemore' -- the cursor after the last character, as in insert mode
+  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  vim.api.nvim_win_set_cursor(0, { row + 1, #line })
+  local answered = false
+  ghost.request(buf, function()
+    answered = true
+  end, 2) -- triggerKind Automatic, as after a pause in typing
+  wait(function()
+    return answered
+  end)
+  report(
+    'typing: one ghost text choice, drawn',
+    vim.deep_equal(ghost_chunks(buf), { { '.title()', 'Comment' } }),
+    ghost_chunks(buf)
+  )
+
+  local asked = count_of(requested, 'textDocument/inlineCompletion')
+  vim.api.nvim_feedkeys(vim.keycode('<M-]>'), 'x', false)
+  local second = { { '.upper()', 'Comment' }, { ' (2/2)', 'NonText' } }
+  local cycled = wait(function()
+    return vim.deep_equal(ghost_chunks(buf), second)
+  end, 5000)
+  report('<M-]> asks again (Invoked) and shows the next choice', cycled, {
+    chunks = ghost_chunks(buf),
+    asked_again = count_of(requested, 'textDocument/inlineCompletion') - asked,
+  })
+
+  asked = count_of(requested, 'textDocument/inlineCompletion')
+  vim.api.nvim_feedkeys(vim.keycode('<M-]>'), 'x', false)
+  local first = { { '.title()', 'Comment' }, { ' (1/2)', 'NonText' } }
+  report(
+    '<M-]> again wraps around to the first, without asking again',
+    vim.deep_equal(ghost_chunks(buf), first)
+      and count_of(requested, 'textDocument/inlineCompletion') == asked,
+    ghost_chunks(buf)
+  )
+  vim.cmd('ShadowtabPreviousSuggestion')
+  report(
+    ':ShadowtabPreviousSuggestion goes back',
+    vim.deep_equal(ghost_chunks(buf), second),
+    ghost_chunks(buf)
+  )
+  local inserted = ghost.accept(buf)
+  line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  report(
+    'accepting inserts the choice shown',
+    inserted and vim.endswith(line, 'name.upper()'),
+    line
+  )
+
+  local done, err, edit = call(next_edit.request, buf)
+  report(
+    'next edits: the first is shown',
+    done and err == nil and edit ~= nil and edit.text == 'goodbye',
+    {
+      err = err,
+      edit = edit,
+    }
+  )
+  vim.api.nvim_feedkeys(vim.keycode('<M-]>'), 'x', false)
+  local farewell = { { 'farewell', 'DiffAdd' }, { ' (2/2)', 'NonText' } }
+  report(
+    '<M-]> shows the next edit after it',
+    mark_with(buf, next_edit.namespace, 'virt_text', farewell) ~= nil
+      and next_edit.current(buf).text == 'farewell'
+      and not ghost.visible(buf),
+    vim.api.nvim_buf_get_extmarks(buf, next_edit.namespace, 0, -1, { details = true })
+  )
+  vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'x', false)
+  local accepted = wait(function()
+    return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]:find('farewell', 1, true) ~= nil
+  end, 5000)
+  report(
+    '<Tab> accepts the next edit shown',
+    accepted,
+    vim.api.nvim_buf_get_lines(buf, row, row + 1, false)
+  )
+end
+
 --- The two-editor test: the Node client hands the lock to the model, we see it and take it
 --- back, then it dies and we carry on.
 local function peer()
@@ -416,7 +514,7 @@ local function peer()
   report('peer: and the editor takes it back', ok and event ~= nil, lock_events)
 end
 
-local scenarios = { features = features, peer = peer, suggestions = suggestions }
+local scenarios = { features = features, peer = peer, suggestions = suggestions, choices = choices }
 local ok, problem = pcall(scenarios[config.scenario])
 report('no Lua error', ok, problem)
 finish()

@@ -49,6 +49,17 @@ SUGGESTION_CHECKS = {
     "accepting ghost text inserts it",
     "no Lua error",
 }
+CHOICE_CHECKS = {
+    "typing: one ghost text choice, drawn",
+    "<M-]> asks again (Invoked) and shows the next choice",
+    "<M-]> again wraps around to the first, without asking again",
+    ":ShadowtabPreviousSuggestion goes back",
+    "accepting inserts the choice shown",
+    "next edits: the first is shown",
+    "<M-]> shows the next edit after it",
+    "<Tab> accepts the next edit shown",
+    "no Lua error",
+}
 PEER_CHECKS = {
     "peer: the other editor releasing the lock reaches us",
     "peer: our take reaches the daemon",
@@ -150,3 +161,19 @@ def test_nvim_shows_and_accepts_server_suggestions(
     )
     assert_passed(run, SUGGESTION_CHECKS)
     assert "goodbye" not in sample.read_text(), "accepting an edit must not save the file"
+
+
+def test_nvim_cycles_through_ghost_text_choices(
+    nvim: str, shadowtab_env: ShadowtabEnv, workspace: Path
+) -> None:
+    """The real server, its model replaced by a stand-in that offers a second ghost text
+    when asked, and two next edits: the cycle keys show each choice in turn (asking for
+    the ghost text's), and the keys accept the one shown."""
+    sample = workspace / "sample.py"
+    stand_in = CLIENTS_DIR / "fixed_predictor_lsp.py"
+    command = [sys.executable, str(stand_in), "--choices", str(sample)]
+    config = nvim_config(command, workspace, "choices")
+    run = run_client(
+        nvim_args(nvim, config), env=shadowtab_env.env, cwd=str(workspace), timeout=120
+    )
+    assert_passed(run, CHOICE_CHECKS)

@@ -1,8 +1,9 @@
 """The VS Code extension inside a real VS Code: code-server (VS Code in the browser) with the
 packaged .vsix installed, driven by headless Chromium through playwright-core, as a user
-would: ghost text, a next edit after a rename, the save lock in the status bar, a model
-edit that stays off the disk until the lock is taken back with Commit, a clear error for a
-missing `shadowtab`, and the real server's model-loading progress.
+would: ghost text and cycling through its choices (Alt+]), a next edit after a rename, the
+save lock in the status bar, a model edit that stays off the disk until the lock is taken
+back with Commit, a clear error for a missing `shadowtab`, and the real server's
+model-loading progress.
 
 The predictions come from tests/clients/fixed_predictor_lsp.py --follow-renames: the real
 server with its model replaced by a deterministic stand-in, because the editor is under
@@ -42,8 +43,12 @@ EXPECTED_CHECKS = {
     "a missing `shadowtab` is reported by name, with what to do",
     "after fixing shadowtab.command the client starts; the status bar shows user",
     "typing a half-finished line shows ghost text (DOM)",
+    "Alt+] shows the next ghost text choice",
+    "Alt+[ goes back to the first",
     "Tab accepts it: the buffer holds the completed line",
     "the rename shows a next edit at the next occurrence (struck `name`, `who` beside)",
+    "Alt+] shows the next suggested edit, with its place (2/2)",
+    "Alt+[ goes back to the first edit",
     "Tab accepts the next edit: the buffer has the rename at both places",
     "Toggle the save lock: the status bar shows the model holds it",
     "a model edit reaches the buffer (workspace/applyEdit from the server)",

@@ -274,6 +274,20 @@ async function ghostTextStep(page) {
     lines: await editorLines(page),
   });
   await screenshot(page, 'ghost-text');
+  // VS Code's own cycling: it asks again (explicitly), which adds the stand-in's second choice.
+  await page.keyboard.press('Alt+BracketRight');
+  const next = await waitFor(async () => {
+    const text = await ghostText(page);
+    return text.includes('.upper()') && !text.includes('.title()') ? text : null;
+  });
+  report('Alt+] shows the next ghost text choice', next, { ghost: await ghostText(page) });
+  await screenshot(page, 'ghost-text-next-choice');
+  await page.keyboard.press('Alt+BracketLeft');
+  const back = await waitFor(async () => {
+    const text = await ghostText(page);
+    return text.includes('.title()') && !text.includes('.upper()') ? text : null;
+  });
+  report('Alt+[ goes back to the first', back, { ghost: await ghostText(page) });
   await page.keyboard.press('Tab');
   const accepted = await waitFor(async () => {
     const lines = await editorLines(page);
@@ -303,6 +317,25 @@ async function nextEditStep(page) {
     lines,
   });
   await screenshot(page, 'next-edit-shown');
+  // The stand-in's second choice, `str(who)`: the extension's Alt+] shows it, Alt+[ goes back.
+  await page.keyboard.press('Alt+BracketRight');
+  const second = await waitFor(async () => {
+    const decoration = await nextEditDecoration(page);
+    const after = decoration.after.join(' ');
+    return after.includes('str(who)') && after.includes('2/2') ? decoration : null;
+  });
+  report('Alt+] shows the next suggested edit, with its place (2/2)', second, {
+    decoration: await nextEditDecoration(page),
+  });
+  await screenshot(page, 'next-edit-next-choice');
+  await page.keyboard.press('Alt+BracketLeft');
+  const first = await waitFor(async () => {
+    const after = (await nextEditDecoration(page)).after.join(' ');
+    return !after.includes('str(who)') && after.includes('1/2') ? after : null;
+  });
+  report('Alt+[ goes back to the first edit', first, {
+    decoration: await nextEditDecoration(page),
+  });
   await page.keyboard.press('Tab');
   const accepted = await waitFor(async () => {
     const now = await editorLines(page);

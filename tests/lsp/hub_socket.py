@@ -16,7 +16,7 @@ from typing import Any
 from lsp_helpers import initialize_params
 from pygls.protocol import default_converter
 from shadowtab.inference import EngineOptions
-from shadowtab.inference.next_edit.predictor import FixedPredictor
+from shadowtab.inference.next_edit.predictor import FixedPredictor, Predictor
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.shadow_workspace import LinterSpec
 
@@ -37,7 +37,7 @@ class HubOnSocket:
 
 @contextlib.asynccontextmanager
 async def hub_on_socket(
-    predictor: FixedPredictor | None = None,
+    predictor: Predictor | None = None,
     max_document_mb: float = 50,
     prediction_wait_s: float = 10.0,
     linters: dict[str, LinterSpec] | None = None,
@@ -57,7 +57,7 @@ async def hub_on_socket(
 @contextlib.asynccontextmanager
 async def _serving(
     base: Path,
-    predictor: FixedPredictor | None,
+    predictor: Predictor | None,
     max_document_mb: float,
     prediction_wait_s: float,
     linters: dict[str, LinterSpec],

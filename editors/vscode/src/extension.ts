@@ -103,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     host,
     vscode.commands.registerCommand('shadowtab.nextEdit.accept', () => nextEdit.accept()),
     vscode.commands.registerCommand('shadowtab.nextEdit.dismiss', () => nextEdit.dismiss()),
+    vscode.commands.registerCommand('shadowtab.nextEdit.next', () => nextEdit.cycle(1)),
+    vscode.commands.registerCommand('shadowtab.nextEdit.previous', () => nextEdit.cycle(-1)),
     vscode.commands.registerCommand('shadowtab.restart', () => host.startOrRestart()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (SERVER_SETTINGS.some((name) => event.affectsConfiguration(name))) {

@@ -1,6 +1,7 @@
 // Next-edit suggestions: after the user stops typing, ask the server for `shadowtab/nextEdit`,
 // show the first edit as a diff decoration (old text struck through, new text beside it),
-// and apply it on Tab. A newer keystroke cancels the request in flight ($/cancelRequest).
+// cycle through the others (Alt+] / Alt+[), and apply the one shown on Tab. A newer
+// keystroke cancels the request in flight ($/cancelRequest).
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
@@ -21,6 +22,8 @@ interface ShownEdit {
   version: number;
   range: vscode.Range;
   edit: NextEdit;
+  edits: NextEdit[]; // the answer's edits of this document; `edit` is edits[index]
+  index: number;
 }
 
 export interface NextEditSettings {
@@ -32,6 +35,11 @@ export class NextEditController implements vscode.Disposable {
   private readonly removed = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'),
     textDecoration: 'line-through',
+  });
+  // "(2/3)" after the new text when the answer holds several edits (made before `inserted`:
+  // of two decorations at one place, VS Code draws the one made later nearer the text)
+  private readonly place = vscode.window.createTextEditorDecorationType({
+    after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 0.5em' },
   });
   private readonly inserted = vscode.window.createTextEditorDecorationType({
     after: {
@@ -60,6 +68,7 @@ export class NextEditController implements vscode.Disposable {
     this.dismiss();
     this.removed.dispose();
     this.inserted.dispose();
+    this.place.dispose();
     this.subscriptions.forEach((subscription) => subscription.dispose());
   }
 
@@ -78,10 +87,23 @@ export class NextEditController implements vscode.Disposable {
     }
   }
 
+  /** Shows the next edit of the answer (`delta` 1; -1: the previous one), wrapping around,
+   * if the document is still the version it was computed for. */
+  cycle(delta: number): void {
+    const shown = this.shown;
+    if (!shown || shown.editor.document.version !== shown.version) {
+      return;
+    }
+    const count = shown.edits.length;
+    const index = (((shown.index + delta) % count) + count) % count;
+    this.show(shown.client, shown.editor, shown.version, shown.edits, index);
+  }
+
   dismiss(): void {
     if (this.shown) {
       this.shown.editor.setDecorations(this.removed, []);
       this.shown.editor.setDecorations(this.inserted, []);
+      this.shown.editor.setDecorations(this.place, []);
       this.shown = undefined;
     }
     void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT_KEY, false);
@@ -134,13 +156,13 @@ export class NextEditController implements vscode.Disposable {
       }
     }
     if (!tokenSource.token.isCancellationRequested && document.version === version) {
-      const edit = parseNextEditResult(result).find(
+      const edits = parseNextEditResult(result).filter(
         (candidate) =>
           candidate.textDocument.uri === params.textDocument.uri &&
           (candidate.textDocument.version ?? version) === version,
       );
-      if (edit) {
-        this.show(client, editor, version, edit);
+      if (edits.length > 0) {
+        this.show(client, editor, version, edits, 0);
       }
     }
   }
@@ -149,22 +171,28 @@ export class NextEditController implements vscode.Disposable {
     client: LanguageClient,
     editor: vscode.TextEditor,
     version: number,
-    edit: NextEdit,
+    edits: NextEdit[],
+    index: number,
   ): void {
+    const edit = edits[index];
     const range = client.protocol2CodeConverter.asRange(edit.range);
+    const place = edits.length > 1 ? `${index + 1}/${edits.length}` : '';
     const hover = new vscode.MarkdownString();
-    hover.appendMarkdown('**shadowtab next edit** (Tab to accept, Esc to dismiss)\n\n');
+    const keys = place ? `${place}, Alt+] for the next; ` : '';
+    hover.appendMarkdown(`**shadowtab next edit** (${keys}Tab to accept, Esc to dismiss)\n\n`);
     hover.appendCodeblock(diffPreview(editor.document.getText(range), edit.text), 'diff');
     editor.setDecorations(this.removed, range.isEmpty ? [] : [{ range, hoverMessage: hover }]);
+    const end = new vscode.Range(range.end, range.end);
     const after = { contentText: inlinePreview(edit.text) };
     editor.setDecorations(this.inserted, [
-      {
-        range: new vscode.Range(range.end, range.end),
-        hoverMessage: hover,
-        renderOptions: { after },
-      },
+      { range: end, hoverMessage: hover, renderOptions: { after } },
     ]);
-    this.shown = { client, editor, version, range, edit };
+    const counter = { contentText: `(${place})` };
+    editor.setDecorations(
+      this.place,
+      place ? [{ range: end, renderOptions: { after: counter } }] : [],
+    );
+    this.shown = { client, editor, version, range, edit, edits, index };
     void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT_KEY, true);
     if (edit.command) {
       // Copilot's acceptance telemetry, which shadowtab counts too.

@@ -24,6 +24,8 @@ M.defaults = {
   keys = {
     accept = '<Tab>', -- next edit if one is shown, else ghost text, else a plain <Tab>
     dismiss = '<C-]>',
+    next_suggestion = '<M-]>', -- cycle through the next edits shown, else the ghost text's
+    previous_suggestion = '<M-[>',
     next_edit = '<leader>sn',
     lock_toggle = '<leader>sl',
     lock_take = '<leader>sL',
@@ -77,6 +79,21 @@ function M.dismiss(bufnr)
   ghost.dismiss(bufnr)
 end
 
+--- Shows the next choice (`count` 1) or the previous one (-1), wrapping around: of the
+--- next edits if one is shown (as accept() prefers it), else of the ghost text.
+---@param bufnr? integer
+---@param count integer
+function M.cycle(bufnr, count)
+  bufnr = util.resolve_bufnr(bufnr)
+  if next_edit.visible(bufnr) then
+    next_edit.cycle(bufnr, count)
+  elseif builtin_inline_completion() then
+    vim.lsp.inline_completion.select({ bufnr = bufnr, count = count })
+  else
+    ghost.cycle(bufnr, count)
+  end
+end
+
 local function map_keys(bufnr)
   local keys = M.config.keys
   local function map(modes, lhs, rhs, desc, expr)
@@ -91,6 +108,12 @@ local function map_keys(bufnr)
   map('i', keys.dismiss, function()
     M.dismiss(bufnr)
   end, 'dismiss the suggestion')
+  map({ 'n', 'i' }, keys.next_suggestion, function()
+    M.cycle(bufnr, 1)
+  end, 'show the next choice (next edit or ghost text)')
+  map({ 'n', 'i' }, keys.previous_suggestion, function()
+    M.cycle(bufnr, -1)
+  end, 'show the previous choice (next edit or ghost text)')
   map('n', keys.next_edit, function()
     next_edit.request(bufnr)
   end, 'suggest a next edit')
@@ -179,6 +202,12 @@ local function create_commands()
   command('ShadowtabDismiss', function()
     M.dismiss()
   end, { desc = 'shadowtab: dismiss the shown suggestion' })
+  command('ShadowtabNextSuggestion', function()
+    M.cycle(nil, 1)
+  end, { desc = 'shadowtab: show the next choice (next edit or ghost text)' })
+  command('ShadowtabPreviousSuggestion', function()
+    M.cycle(nil, -1)
+  end, { desc = 'shadowtab: show the previous choice (next edit or ghost text)' })
 end
 
 ---@param opts? table overrides of M.defaults

@@ -1,6 +1,7 @@
 -- Next-edit suggestions (`shadowtab/nextEdit`, the shape of Copilot's
--- `textDocument/copilotInlineEdit`): request one for the cursor, show it as extmarks
--- (old text highlighted as removed, new text as virtual text), apply it on accept.
+-- `textDocument/copilotInlineEdit`): request them for the cursor, show the first as
+-- extmarks (old text highlighted as removed, new text as virtual text), cycle() through
+-- the others, apply the one shown on accept.
 
 local util = require('shadowtab.util')
 
@@ -9,7 +10,8 @@ local M = {}
 M.namespace = vim.api.nvim_create_namespace('shadowtab.next_edit')
 M.method = 'shadowtab/nextEdit'
 
---- Shown suggestion per buffer: { edit = table, client_id = integer, version = integer }
+--- Shown suggestion per buffer: { edit = table, client_id = integer, version = integer,
+--- edits = the answer's edits for this buffer, index = the one shown }
 ---@type table<integer, table>
 local shown = {}
 --- Request in flight per buffer: { client = vim.lsp.Client, id = integer }
@@ -60,11 +62,12 @@ local function virtual_lines(lines)
 end
 
 --- Draws one edit: the replaced range as DiffDelete, the new text inline after it, and
---- the new text's further lines as virtual lines below.
+--- the new text's further lines as virtual lines below; `suffix` (' (2/3)') after it.
 ---@param bufnr integer
 ---@param edit table
 ---@param encoding string
-local function draw(bufnr, edit, encoding)
+---@param suffix? string
+local function draw(bufnr, edit, encoding, suffix)
   local srow, scol = util.byte_position(bufnr, edit.range.start, encoding)
   local erow, ecol = util.byte_position(bufnr, edit.range['end'], encoding)
   if srow ~= erow or scol ~= ecol then
@@ -76,16 +79,35 @@ local function draw(bufnr, edit, encoding)
     })
   end
   local lines = vim.split(edit.text, '\n', { plain = true })
+  local virt_text = lines[1] ~= '' and { { lines[1], 'DiffAdd' } } or {}
+  if suffix then
+    virt_text[#virt_text + 1] = { suffix, 'NonText' }
+  end
   vim.api.nvim_buf_set_extmark(bufnr, M.namespace, erow, ecol, {
-    virt_text = lines[1] ~= '' and { { lines[1], 'DiffAdd' } } or nil,
+    virt_text = #virt_text > 0 and virt_text or nil,
     virt_text_pos = 'inline',
     virt_lines = #lines > 1 and virtual_lines(lines) or nil,
     strict = false,
   })
 end
 
+--- Shows edit `index` of `edits` (wrapping around), with its place when there are several.
+local function present(bufnr, client, edits, index, version)
+  M.dismiss(bufnr)
+  index = (index - 1) % #edits + 1
+  local edit = edits[index]
+  local place = #edits > 1 and (' (%d/%d)'):format(index, #edits) or nil
+  draw(bufnr, edit, client.offset_encoding, place)
+  shown[bufnr] =
+    { edit = edit, client_id = client.id, version = version, edits = edits, index = index }
+  if edit.command then -- Copilot's acceptance telemetry, which shadowtab counts too
+    client:notify('textDocument/didShowInlineEdit', { item = { command = edit.command } })
+  end
+end
+
 --- Shows the first edit of a `shadowtab/nextEdit` (or `copilotInlineEdit`) result that
---- targets this buffer at its current version; returns that edit, or nil.
+--- targets this buffer at its current version, the others kept for cycle(); returns that
+--- edit, or nil.
 ---@param bufnr integer
 ---@param client vim.lsp.Client the client that produced the result
 ---@param result any
@@ -94,22 +116,37 @@ function M.show(bufnr, client, result)
   local edits = type(result) == 'table' and result.edits or nil
   local uri = vim.uri_from_bufnr(bufnr)
   local version = util.buf_version(bufnr)
+  local here = {}
   for _, edit in ipairs(type(edits) == 'table' and edits or {}) do
     local doc = type(edit) == 'table' and edit.textDocument or nil
     local valid = type(doc) == 'table'
       and type(edit.text) == 'string'
       and type(edit.range) == 'table'
     if valid and doc.uri == uri and (doc.version == nil or doc.version == version) then
-      M.dismiss(bufnr)
-      draw(bufnr, edit, client.offset_encoding)
-      shown[bufnr] = { edit = edit, client_id = client.id, version = version }
-      if edit.command then -- Copilot's acceptance telemetry, which shadowtab counts too
-        client:notify('textDocument/didShowInlineEdit', { item = { command = edit.command } })
-      end
-      return edit
+      here[#here + 1] = edit
     end
   end
-  return nil
+  if #here == 0 then
+    return nil
+  end
+  present(bufnr, client, here, 1, version)
+  return here[1]
+end
+
+--- Shows the next suggested edit (`count` 1; -1: the previous one), wrapping around, if
+--- the buffer is still the version they were computed for.
+---@param bufnr? integer
+---@param count integer
+---@return boolean shown
+function M.cycle(bufnr, count)
+  bufnr = util.resolve_bufnr(bufnr)
+  local entry = shown[bufnr]
+  local client = entry and vim.lsp.get_client_by_id(entry.client_id)
+  if not client or util.buf_version(bufnr) ~= entry.version then
+    return false
+  end
+  present(bufnr, client, entry.edits, entry.index + count, entry.version)
+  return true
 end
 
 --- Asks the server for a next edit at the cursor and shows it.
