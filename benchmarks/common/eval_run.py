@@ -250,9 +250,12 @@ def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
     edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
     found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates)
     seconds = time.perf_counter() - started
+    # getattr: side_by_side.py also runs this against code from before propagation
+    # returned Candidates (the edit's fields were the candidate's own then)
+    edits: list[Any] = [getattr(c, "edit", c) for c in found]
     judged = [
-        _judged(case, c.edit.start, c.edit.end, c.edit.new_text, c.confidence, c.source)
-        for c in found
+        _judged(case, e.start, e.end, e.new_text, c.confidence, c.source)
+        for c, e in zip(found, edits, strict=True)
     ]
     return Observation(judged, seconds, None, direct=True)
 
