@@ -99,6 +99,5 @@ class TorchEngine(LocalEngine[TorchRuntime]):
     def stats(self) -> dict[str, Any]:
         return {
             **super().stats(),
-            "device": self.device,
             "thread_probe_ms": {n: round(t * 1000, 1) for n, t in self.thread_probe_s.items()},
         }

@@ -54,6 +54,7 @@ class LocalEngine(Generic[R]):
     requests before it ends get EngineNotReady."""
 
     kind = "local"  # stats()["engine"]
+    device: str | None = "cpu"  # where the model runs (a subclass may choose at load)
 
     def __init__(
         self,
@@ -211,7 +212,7 @@ class LocalEngine(Generic[R]):
         return {
             "state": self._state,
             "engine": self.kind,
-            "device": "cpu",
+            "device": self.device,
             "model": str(self.loaded_model_path),
             "adapter": str(self.adapter_file) if self.adapter_file else None,
             "adapter_setting": self.adapter_setting,
