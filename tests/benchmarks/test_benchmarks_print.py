@@ -40,6 +40,7 @@ REDUCED_RUNS = {
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
     # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py
     "vs_llama_server.py": (["--quick"], "benchmark"),
+    "code_paths.py": ([], "keystroke"),  # already small: three messages traced
 }
 NEEDS_CORPUS = {
     "next_edit_eval.py",
