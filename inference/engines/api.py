@@ -49,10 +49,11 @@ class Completion:
     Per candidate (aligned with texts, empty when an engine does not report them):
     finish_reasons ("eos": the model's end token, "stop": a stop string, "length":
     max_tokens, "abandoned": an alternative that left the draft, "unsure": stopped before
-    a token less likely than complete()'s min_token_p; only eos and stop are complete
-    answers), logprobs (the log-probability of each chosen token), text_offsets (the
-    text's length after each token, to map characters of the text to the tokens that
-    wrote them) and token_margins (each token's logit minus the best other one's: with
+    a token less likely than min_token_p, "rejoined": a rewrite that re-joined the draft
+    and took the rest of it as its end; eos, stop and rejoined are complete answers),
+    logprobs (the log-probability of each chosen token), text_offsets (the text's length
+    after each token, to map characters of the text to the tokens that wrote them) and
+    token_margins (each token's logit minus the best other one's: with
     its logprob, the top-1/top-2 probability margin; see token_confidence.py)."""
 
     texts: list[str]

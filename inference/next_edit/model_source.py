@@ -24,6 +24,9 @@ EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
 MAX_TOKENS = 512  # the decode stays bounded whatever the region
 _REASONS: dict[str, FinishReason] = {
     "eos": "eos",
+    # the rewrite re-joined the original and took the rest of the window from it: the
+    # answer is complete, as if the model had copied it and written its end token
+    "rejoined": "eos",
     "stop": "stop",
     "length": "length",
     "cancelled": "cancelled",

@@ -367,6 +367,7 @@ def test_a_rewrite_stops_once_it_copied_a_whole_line_after_its_change() -> None:
     stopped = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=1))
     full = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=0))
     assert stopped.result.text == full.result.text  # the rest of the window is the original
+    assert (stopped.result.finish, full.result.finish) == ("rejoined", "eos")
     assert stopped.result.tokens == full.result.tokens[: len(stopped.result.tokens)]
     assert stopped.stats.copied_tokens > 60  # type: ignore[attr-defined]
     assert stopped.passes < full.passes  # type: ignore[attr-defined]

@@ -291,12 +291,16 @@ def rejoined(cursor: DraftCursor, line_ends: Sequence[bool], lines: int) -> bool
 
 def copy_rest(sink: TokenSink, draft: Sequence[int], start: int) -> int:
     """The original from draft token `start` on, as the output's end (not decoded: no
-    probability was computed; counted as sure, they change nothing); tokens copied."""
+    probability was computed; counted as sure, they change nothing); tokens copied.
+    Unless a stop string or the length ends it first, the answer is complete: finish
+    reason "rejoined" (where the model would have written its end token)."""
     copied = 0
     for token in draft[start:]:
         copied += 1
         if sink.push(token, COPIED_GAP, 0.0, judged=False):
-            break
+            return copied
+    sink.done = True
+    sink.result.finish = "rejoined"
     return copied
 
 
