@@ -205,10 +205,20 @@ def resolve_command(command: Sequence[str], path: Path) -> list[str]:
     return [found, *(part.replace("{path}", str(path)) for part in command[1:])]
 
 
+# This Python's script folders: a venv's, then the interpreter's it was made from.
+_ENVIRONMENT_PATH = os.pathsep.join(
+    dict.fromkeys(
+        [
+            os.path.dirname(sys.executable),
+            sysconfig.get_path("scripts"),
+            sysconfig.get_path("scripts", vars={"base": sys.base_prefix}),
+        ]
+    )
+)
+
+
 def _in_environment(program: str) -> str | None:
-    folders = [os.path.dirname(sys.executable), sysconfig.get_path("scripts")]
-    folders.append(sysconfig.get_path("scripts", vars={"base": sys.base_prefix}))
-    return shutil.which(program, path=os.pathsep.join(dict.fromkeys(folders)))
+    return shutil.which(program, path=_ENVIRONMENT_PATH)
 
 
 async def run_linter(

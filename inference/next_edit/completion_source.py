@@ -19,7 +19,7 @@ from .edits import TextEdit
 from .formats.base import unescape
 from .prompts import completion_prompt
 from .rejoin import rejoined, rest_of_line
-from .token_confidence import trace_of
+from .token_confidence import candidates_to_ask, trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24
@@ -60,7 +60,7 @@ class CompletionSource:
             self.prompt(query),
             MAX_TOKENS,
             stop=["\n"],
-            n=self._count(query),
+            n=candidates_to_ask(query.n, self.token_threshold, MAX_CANDIDATES),
             cancel=cancel,
             min_token_p=self.token_threshold,
         )
@@ -71,13 +71,6 @@ class CompletionSource:
             if candidate is not None:
                 found.append(candidate)
         return found
-
-    def _count(self, query: Query) -> int:
-        """Alternatives start with a token other than the model's first choice, so none
-        is above a threshold of 0.5 or more: then one candidate."""
-        if self.token_threshold >= 0.5:
-            return 1
-        return max(1, min(query.n, MAX_CANDIDATES))
 
 
 def ghost_candidate(

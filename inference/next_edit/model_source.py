@@ -17,7 +17,7 @@ from .formats import AUTO, Format, choose_format, get_format, stop_strings
 from .formats.base import FinishReason
 from .given_lines import with_lines_given
 from .situation import RenderedPrompt
-from .token_confidence import TokenTrace, trace_of, unsure_change
+from .token_confidence import TokenTrace, candidates_to_ask, trace_of, unsure_change
 
 NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft
@@ -83,7 +83,7 @@ class ModelSource:
             min(MAX_TOKENS, draft_tokens + EXTRA_TOKENS),
             stop=list(stop),
             cancel=cancel,
-            n=self._count(query),
+            n=candidates_to_ask(query.n, self.token_threshold, MAX_CANDIDATES),
             min_token_p=self.token_threshold,
         )
         body = rendered.draft
@@ -99,14 +99,6 @@ class ModelSource:
             for c in found
             if c is not None
         ]
-
-    def _count(self, query: Query) -> int:
-        """An alternative leaves the best rewrite with a token other than the model's
-        first choice, so none is above a threshold of 0.5 or more: it would write an
-        unsure change and be dropped. Then one candidate."""
-        if self.token_threshold >= 0.5:
-            return 1
-        return max(1, min(query.n, MAX_CANDIDATES))
 
     def _candidate(
         self,

@@ -189,7 +189,7 @@ class EnginePredictor:
         pause costs only its decoding."""
         engine = self._engine_getter()
         if engine is not None:
-            engine.warm(self._completion.prompt(query_of(request)), cancel=cancel)
+            self._warm_continuation(engine, query_of(request), cancel)
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         """Prefill the prompts the next requests will send (run when typing pauses):
@@ -199,12 +199,18 @@ class EnginePredictor:
         if engine is None:
             return
         query = query_of(request)
-        stats = engine.warm(self._completion.prompt(query), cancel=cancel)
-        if stats.preempted or (cancel is not None and cancel.is_set()):
+        if not self._warm_continuation(engine, query, cancel):
             return
         rendered = self.model.prompt(query)
         if rendered is not None:
             engine.warm(rendered.prompt, cancel=cancel)
+
+    def _warm_continuation(
+        self, engine: Engine, query: Query, cancel: threading.Event | None
+    ) -> bool:
+        """True when it ran to the end (not preempted nor cancelled)."""
+        stats = engine.warm(self._completion.prompt(query), cancel=cancel)
+        return not stats.preempted and not (cancel is not None and cancel.is_set())
 
 
 @dataclass

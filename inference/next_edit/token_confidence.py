@@ -51,6 +51,13 @@ class TokenTrace:
         return probs, margins
 
 
+def candidates_to_ask(asked: int, threshold: float, limit: int) -> int:
+    """How many candidates to ask the engine for: an alternative starts with a token other
+    than the model's first choice, so none is above a threshold of 0.5 or more (it would
+    be cut, or dropped as an unsure change): then one."""
+    return 1 if threshold >= 0.5 else max(1, min(asked, limit))
+
+
 def trace_of(completion: Completion, index: int) -> TokenTrace | None:
     """Candidate `index`'s tokens, or None when the engine reported no probabilities
     (an OpenAI-compatible server that refuses `logprobs`): then no cut can run."""
