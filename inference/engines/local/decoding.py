@@ -270,9 +270,14 @@ def _until_rejoined(cursor: DraftCursor, line_ends: Sequence[bool]) -> int | Non
     start, pos = cursor.rejoined_at, cursor.pos
     if lines <= 0 or start is None or pos is None:
         return None
-    for end in range(pos, len(line_ends) + 1):
-        if whole_lines(line_ends, start, end) >= lines:
-            return end - pos
+    # whole_lines(line_ends, start, end) >= lines, found in one walk: the newline that
+    # completes the lines-th whole line (one more when `start` is inside a line)
+    needed = lines if start == 0 or line_ends[start - 1] else lines + 1
+    seen = 0
+    for index in range(start, len(line_ends)):
+        seen += line_ends[index]
+        if seen >= needed:
+            return max(index + 1 - pos, 0)
     return None
 
 
