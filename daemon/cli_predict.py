@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             settings.next_edit_format,
             min_confidence=settings.min_confidence,
             token_threshold=settings.token_threshold,
+            ghost_gate=settings.ghost_gate,
         )
         result = predict(predictor, request, args.kind, check)
     except EngineError as exc:

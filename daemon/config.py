@@ -76,6 +76,7 @@ class Settings:
     next_edit_format: str = _D["next_edit_format"]
     min_confidence: float = _D["min_confidence"]
     token_threshold: float = _D["token_threshold"]
+    ghost_gate: bool = _D["ghost_gate"]
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order

@@ -139,6 +139,18 @@ DAEMON_SETTINGS: tuple[Setting, ...] = (
         checks.probability,
         "token_threshold",
     ),
+    Setting(
+        "next_edit.gate",
+        True,
+        "boolean",
+        "Ghost text's learned gate chooses where to cut a suggestion, or to show none, "
+        "with the model it was fitted for (the packaged one); other models, or false, "
+        "use next_edit.token_threshold alone.",
+        checks.boolean,
+        "ghost_gate",
+        env="SHADOWTAB_GHOST_GATE",
+        parse_env=env_boolean,
+    ),
 )
 SETTINGS: tuple[Setting, ...] = (*ENGINE_SETTINGS, *DAEMON_SETTINGS)
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}

@@ -32,9 +32,11 @@ class EngineHost:
         min_confidence: float = 0.0,
         worker_policy: WorkerPolicy | None = None,
         token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
+        ghost_gate: bool = True,
     ) -> None:
         self.options = options
         self.token_threshold = token_threshold
+        self.ghost_gate = ghost_gate
         self.next_edit_format = next_edit_format
         self.min_confidence = min_confidence
         self.worker_policy = worker_policy
@@ -66,6 +68,7 @@ class EngineHost:
                 min_confidence=self.min_confidence,
                 sources=[PropagationSource()],
                 token_threshold=self.token_threshold,
+                ghost_gate=self.ghost_gate,
             )
         return self._default_predictor
 
@@ -169,7 +172,14 @@ class EngineHost:
             "adapter_merged": described.get("adapter_merged"),  # in the weights (llama.cpp)
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
+            "ghost_gate": self._ghost_gate_state(),
         }
+
+    def _ghost_gate_state(self) -> str | None:
+        """The default predictor's learned gate: in use, or why not (None: no such
+        predictor, e.g. one given in HubOptions)."""
+        state = getattr(self._default_predictor, "ghost_gate_state", None)
+        return state if isinstance(state, str) else None
 
     def _process_kind(self) -> str:
         if self.options.kind == "off":

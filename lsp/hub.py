@@ -47,6 +47,7 @@ class Hub:
             options.min_confidence,
             options.worker_policy,
             options.token_threshold,
+            options.ghost_gate,
         )
         self.sessions: set[Session] = set()
         self.predictions = PredictionService(

@@ -32,4 +32,5 @@ class HubOptions:
     next_edit_format: str = "auto"
     min_confidence: float = 0.0
     token_threshold: float = DEFAULT_TOKEN_THRESHOLD
+    ghost_gate: bool = True  # [next_edit] gate
     worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)

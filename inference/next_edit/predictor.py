@@ -30,6 +30,7 @@ from .completion_source import CompletionSource
 from .edits import TextEdit
 from .events import Edit, edit_context
 from .feedback import FeedbackCounts
+from .ghost_gate import SHIPPED_GATE
 from .model_source import ModelSource
 from .pipeline import NextEditPipeline
 from .reversal import undoes_user
@@ -115,6 +116,7 @@ class EnginePredictor:
         sources: Sequence[CandidateSource] = (),
         token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
         use_repetition: bool = True,
+        ghost_gate: bool = True,
     ) -> None:
         self.model = ModelSource(engine_getter, format_name, token_threshold)
         self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
@@ -122,9 +124,15 @@ class EnginePredictor:
             engine_getter,
             lambda query: self.model.format.continuation(query.situation),
             token_threshold,
+            SHIPPED_GATE if ghost_gate else None,
         )
         self._engine_getter = engine_getter
         self.use_repetition = use_repetition
+
+    @property
+    def ghost_gate_state(self) -> str:
+        """Whether the learned gate cuts ghost text, and why not (`daemon status`)."""
+        return self._completion.gate_state
 
     @property
     def feedback(self) -> FeedbackCounts:

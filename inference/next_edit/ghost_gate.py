@@ -1,0 +1,180 @@
+"""The learned gate of ghost text: where to cut the plain continuation, or whether to
+show it at all. A logistic regression over ghost_features.FEATURES gives each cut
+point the probability that it is right; the longest cut at or above the gate's
+threshold is shown. Fitted by `python -m training.ghost_gate` on the training split's
+cases, judged by the evaluation's criterion, for one model and adapter: the file names
+them, and any other model falls back to the token threshold alone.
+
+Decoding stops before the first token below `decode_floor` (a cut past such a token is
+never shown, so it is not decoded); the token after the last decoded one is then only
+known to be below the floor, so `next_logp` is clipped there in fitting and use alike."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .ghost_features import FEATURES, Cut, Surroundings, cuts, features
+from .token_confidence import TokenTrace
+
+log = logging.getLogger(__name__)
+
+GATE_VERSION = 1
+ADAPTERS_DIR = Path(__file__).resolve().parent.parent / "adapters"
+SHIPPED_GATE = ADAPTERS_DIR / "shadowtab-next-edit.ghost-gate.json"
+_NEXT = FEATURES.index("next_logp")
+
+
+class GateFileError(ValueError):
+    """A gate file that cannot be used (unreadable, another version or feature list)."""
+
+
+@dataclass(frozen=True)
+class FittedFor:
+    """The weights a gate's probabilities were measured on: the base model file's name
+    and the adapter file's name and SHA-256 (None: no adapter)."""
+
+    base_model: str
+    adapter: str | None
+    adapter_sha256: str | None
+
+    def matches(self, model_path: str, adapter_path: str | None) -> bool:
+        """The engine's loaded model (a converted or merged copy keeps the base file's
+        stem at the front of its name) and adapter."""
+        stem = self.base_model.removesuffix(".gguf")
+        if not Path(model_path).name.startswith(stem):
+            return False
+        if self.adapter is None or adapter_path is None:
+            return self.adapter is None and adapter_path is None
+        return Path(adapter_path).name == self.adapter and file_sha256(adapter_path) == (
+            self.adapter_sha256
+        )
+
+
+@dataclass(frozen=True)
+class GhostGate:
+    fitted_for: FittedFor
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    threshold: float
+    decode_floor: float
+
+    def probability(self, values: Sequence[float]) -> float:
+        """The chance that a cut with these FEATURES values is right."""
+        z = self.bias
+        for value, weight, mean, scale in zip(
+            values, self.weights, self.mean, self.scale, strict=True
+        ):
+            z += weight * (value - mean) / scale
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def clipped(self, values: list[float]) -> list[float]:
+        values[_NEXT] = max(values[_NEXT], math.log(self.decode_floor))
+        return values
+
+    def choose(
+        self, generated: str, trace: TokenTrace, rest: str, finished: bool, around: Surroundings
+    ) -> tuple[Cut, float] | None:
+        """The longest cut the gate passes, with its probability; None: show nothing."""
+        best = None
+        for cut in decodable(cuts(generated, trace, rest, finished), trace, self.decode_floor):
+            p = self.probability(self.clipped(features(cut, trace, finished, around)))
+            if p >= self.threshold:
+                best = (cut, p)
+        return best
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": GATE_VERSION,
+            "features": list(FEATURES),
+            "fitted_for": vars(self.fitted_for),
+            "weights": list(self.weights),
+            "bias": self.bias,
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "threshold": self.threshold,
+            "decode_floor": self.decode_floor,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GhostGate:
+        if data.get("version") != GATE_VERSION:
+            raise GateFileError(f"gate version {data.get('version')!r}, not {GATE_VERSION}")
+        if tuple(data.get("features", ())) != FEATURES:
+            raise GateFileError("the gate was fitted on other features")
+        try:
+            size = len(FEATURES)
+            gate = cls(
+                FittedFor(**data["fitted_for"]),
+                _floats(data["weights"], size),
+                float(data["bias"]),
+                _floats(data["mean"], size),
+                _floats(data["scale"], size),
+                float(data["threshold"]),
+                float(data["decode_floor"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GateFileError(f"a malformed gate file: {exc}") from exc
+        if not 0.0 < gate.decode_floor < 1.0 or any(s <= 0 for s in gate.scale):
+            raise GateFileError("a malformed gate file: decode_floor or scale out of range")
+        return gate
+
+    @classmethod
+    def load(cls, path: Path) -> GhostGate:
+        try:
+            return cls.from_dict(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise GateFileError(f"cannot read the gate file {path}: {exc}") from exc
+
+
+def decodable(found: list[Cut], trace: TokenTrace, floor: float) -> list[Cut]:
+    """The cuts before the first token below the floor (decoding stops there)."""
+    limit = next((i for i, p in enumerate(trace.probs) if p < floor), len(trace.probs))
+    return [cut for cut in found if cut.tokens <= limit]
+
+
+def _floats(values: Any, size: int) -> tuple[float, ...]:
+    found = tuple(float(v) for v in values)
+    if len(found) != size:
+        raise ValueError(f"{len(found)} values, not {size}")
+    return found
+
+
+_SHA_CACHE: dict[tuple[str, float, int], str] = {}
+
+
+def file_sha256(path: str) -> str | None:
+    """The file's SHA-256, remembered by path, mtime and size (an adapter is ~10 MB)."""
+    try:
+        stat = Path(path).stat()
+        key = (path, stat.st_mtime, stat.st_size)
+        if key not in _SHA_CACHE:
+            _SHA_CACHE[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return _SHA_CACHE[key]
+    except OSError:
+        return None
+
+
+def gate_for(stats: Mapping[str, Any], path: Path = SHIPPED_GATE) -> tuple[GhostGate | None, str]:
+    """The gate for the engine `stats` describe (Engine.stats()), and why (for `daemon
+    status`): None when the file is missing or malformed, the model is another, or the
+    engine reports no token probabilities (a server)."""
+    try:
+        gate = GhostGate.load(path)
+    except GateFileError as exc:
+        log.warning("ghost-text gate not used: %s", exc)
+        return None, f"off ({exc})"
+    model = str(stats.get("model") or "")
+    adapter = stats.get("adapter")
+    if not gate.fitted_for.matches(model, str(adapter) if adapter else None):
+        log.info("ghost-text gate not used: fitted for %s, not this model", gate.fitted_for)
+        return None, "off (fitted for another model or adapter: the token threshold alone)"
+    return gate, f"on (threshold {gate.threshold:.2f})"

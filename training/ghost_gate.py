@@ -1,0 +1,325 @@
+"""Fit ghost text's learned gate (inference/next_edit/ghost_gate.py): a logistic
+regression over the features of every cut point of the plain continuation, labelled by
+the evaluation's criterion (line mode: a non-empty prefix of the line's rest; typing
+mode: on a shortest path to the commit's text).
+
+    python benchmarks/ghost_gate_collect.py --split train ... --out DIR/train.jsonl
+    python benchmarks/ghost_gate_collect.py --split heldout ... --out DIR/heldout.jsonl
+    python -m training.ghost_gate --data DIR [--write]
+
+The threshold is the lowest whose precision reaches TARGET_PRECISION on out-of-fold
+predictions of the training cases (five folds by case): the held-back split is left to
+report on, not to choose with. Prints the curve it came from, then the held-back split
+(and dev where collected) against the token threshold alone, one JSON line each.
+`--write` saves the gate beside the packaged adapter it was fitted for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(1, str(ROOT / "benchmarks"))  # the evaluation's cases and criterion
+
+from common.corpus import DEFAULT_CORPUS, records  # noqa: E402
+from common.edit_scoring import apply_edit, judge, judge_line  # noqa: E402
+from common.eval_cases import Case, cases, line_rest  # noqa: E402
+from shadowtab.inference import Completion  # noqa: E402
+from shadowtab.inference.engines.api import RequestStats  # noqa: E402
+from shadowtab.inference.next_edit.ghost_features import Surroundings, cuts, features  # noqa: E402
+from shadowtab.inference.next_edit.ghost_gate import (  # noqa: E402
+    SHIPPED_GATE,
+    FittedFor,
+    GhostGate,
+    decodable,
+    file_sha256,
+)
+from shadowtab.inference.next_edit.rejoin import rest_of_line  # noqa: E402
+from shadowtab.inference.next_edit.token_confidence import (  # noqa: E402
+    DEFAULT_TOKEN_THRESHOLD,
+    TokenTrace,
+    trace_of,
+)
+
+TARGET_PRECISION = 0.85
+FLOORS = (0.2, 0.3, 0.4, 0.5)
+THRESHOLDS = tuple(round(0.4 + 0.025 * i, 3) for i in range(23))
+L2 = 1.0
+FOLDS = 5
+PATH_ROOT = "/tmp/st-eval/root/case"  # as benchmarks/common/in_process.py sends it
+
+
+@dataclass
+class Point:
+    """One cut of one case: its features and verdict."""
+
+    case: int
+    values: list[float]
+    correct: bool
+    saved: int
+    tokens: int
+
+
+@dataclass
+class Collected:
+    """One case's continuation and what it would take to get right."""
+
+    case: Case
+    trace: TokenTrace
+    generated: str
+    finished: bool
+    remaining: int  # characters a perfect suggestion would save
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def collected(rows: Sequence[dict[str, Any]], corpus: Path) -> list[Collected]:
+    """The cases the rows were collected on, rebuilt from the corpus."""
+    found = []
+    by_split: dict[tuple[str, str], list[Case]] = {}
+    for row in rows:
+        key = (row["split"], row["mode"])
+        if key not in by_split:
+            count = 1 + max(r["index"] for r in rows if (r["split"], r["mode"]) == key)
+            by_split[key] = cases(records(corpus, row["split"]), row["mode"], count)
+        trace = trace_of(_completion(row), 0)
+        if trace is None or not row["text"]:
+            continue
+        case = by_split[key][row["index"]]
+        remaining = len(line_rest(case)) if case.mode == "line" else _remaining(case)
+        finished = row["finish"] in ("eos", "stop")
+        found.append(Collected(case, trace, row["text"], finished, remaining))
+    return found
+
+
+def _completion(row: dict[str, Any]) -> Completion:
+    return Completion(
+        [row["text"]],
+        RequestStats(),
+        logprobs=[[math.log(max(p, 1e-9)) for p in row["probs"]]],
+        text_offsets=[row["offsets"]],
+        token_margins=[row["margins"]],
+    )
+
+
+def _remaining(case: Case) -> int:
+    """The distance from the case's text to the mode's whole edit (the hunk finished)."""
+    text = case.exact_texts[0] if case.exact_texts else case.target
+    return judge(case.current, text, text, case.exact_texts).chars_saved
+
+
+def points(items: Sequence[Collected], floor: float) -> list[Point]:
+    found = []
+    for index, item in enumerate(items):
+        case = item.case
+        around = Surroundings.of(case.current, case.cursor, f"{PATH_ROOT}/{case.path}", {})
+        rest = rest_of_line(case.current, case.cursor)
+        every = cuts(item.generated, item.trace, rest, item.finished)
+        for cut in decodable(every, item.trace, floor):
+            values = features(cut, item.trace, item.finished, around)
+            values[4] = max(values[4], math.log(floor))  # as GhostGate.clipped
+            correct, saved = verdict(case, cut.text)
+            found.append(Point(index, values, correct, saved, cut.tokens))
+    return found
+
+
+def verdict(case: Case, text: str) -> tuple[bool, int]:
+    if case.mode == "line":
+        v = judge_line(line_rest(case), case.cursor, case.cursor, case.cursor, text)
+    else:
+        applied = apply_edit(case.current, case.cursor, case.cursor, text)
+        v = judge(case.current, applied, case.target, case.exact_texts)
+    return v.correct, v.chars_saved
+
+
+def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> tuple[Any, ...]:
+    """Standardized L2 logistic regression by Newton's method: (w, b, mean, scale)."""
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    penalty = np.eye(z.shape[1]) * L2
+    penalty[-1, -1] = 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(z @ w, -50, 50)))
+        gradient = z.T @ (p - y) + penalty @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w[:-1], float(w[-1]), mean, scale
+
+
+def predict(model: tuple[Any, ...], x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    w, b, mean, scale = model
+    result: npt.NDArray[np.float64] = 1 / (
+        1 + np.exp(-np.clip(((x - mean) / scale) @ w + b, -50, 50))
+    )
+    return result
+
+
+def out_of_fold(found: Sequence[Point], cases_count: int) -> npt.NDArray[np.float64]:
+    x = np.array([p.values for p in found])
+    y = np.array([p.correct for p in found], dtype=np.float64)
+    fold = np.array([p.case % FOLDS for p in found])
+    scores = np.zeros(len(found))
+    for k in range(FOLDS):
+        model = fit(x[fold != k], y[fold != k])
+        scores[fold == k] = predict(model, x[fold == k])
+    return scores
+
+
+def decide(found: Sequence[Point], scores: Iterable[float], threshold: float) -> dict[int, Point]:
+    """Per case, the longest cut whose score passes (GhostGate.choose's rule)."""
+    chosen: dict[int, Point] = {}
+    for point, score in zip(found, scores, strict=True):
+        if score >= threshold:
+            chosen[point.case] = point  # cuts come shortest first
+    return chosen
+
+
+def tally(chosen: dict[int, Point], items: Sequence[Collected]) -> dict[str, Any]:
+    shown = len(chosen)
+    correct = sum(p.correct for p in chosen.values())
+    saved = sum(p.saved for p in chosen.values() if p.correct)
+    remaining = sum(item.remaining for item in items)
+    return {
+        "cases": len(items),
+        "shown": shown,
+        "correct": correct,
+        "precision": round(correct / shown, 3) if shown else None,
+        "recall": round(correct / len(items), 3) if items else None,
+        "chars_saved_share": round(saved / remaining, 3) if remaining else None,
+    }
+
+
+def token_threshold_tally(items: Sequence[Collected], threshold: float) -> dict[str, Any]:
+    """Today's rule on the same continuations: cut before the first token below it."""
+    found = points(items, threshold)
+    chosen: dict[int, Point] = {}
+    for point in found:
+        chosen[point.case] = point  # every decodable cut; the longest wins
+    return tally(chosen, items)
+
+
+def curve(
+    found: Sequence[Point], scores: npt.NDArray[np.float64], items: Sequence[Collected]
+) -> list[dict[str, Any]]:
+    return [{"threshold": t, **tally(decide(found, scores, t), items)} for t in THRESHOLDS]
+
+
+def chosen_threshold(points_curve: list[dict[str, Any]]) -> float | None:
+    for row in points_curve:
+        if (
+            row["precision"] is not None
+            and row["precision"] >= TARGET_PRECISION
+            and row["shown"] >= 10
+        ):
+            return float(row["threshold"])
+    return None
+
+
+def by_mode(items: Sequence[Collected], mode: str) -> list[Collected]:
+    return [item for item in items if item.case.mode == mode]
+
+
+def report(gate: GhostGate, items: Sequence[Collected], split: str) -> list[dict[str, Any]]:
+    lines = []
+    for mode in ("line", "typing"):
+        chosen_items = by_mode(items, mode)
+        if not chosen_items:
+            continue
+        found = points(chosen_items, gate.decode_floor)
+        scores = [gate.probability(p.values) for p in found]
+        lines.append(
+            {
+                "split": split,
+                "mode": mode,
+                "gate": tally(decide(found, scores, gate.threshold), chosen_items),
+                "token_threshold": {
+                    "at": DEFAULT_TOKEN_THRESHOLD,
+                    **token_threshold_tally(chosen_items, DEFAULT_TOKEN_THRESHOLD),
+                },
+                "gate_curve": curve(found, np.array(scores), chosen_items),
+            }
+        )
+    return lines
+
+
+def fitted_for() -> FittedFor:
+    from shadowtab.inference.engines.model_files import default_model_path
+
+    adapter = SHIPPED_GATE.parent / "shadowtab-next-edit.lora.gguf"
+    return FittedFor(default_model_path().name, adapter.name, file_sha256(str(adapter)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="the collected JSONL files")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--write", action="store_true", help=f"save the gate as {SHIPPED_GATE}")
+    args = parser.parse_args(argv)
+    train = collected(read_rows(args.data / "train.jsonl"), args.corpus)
+    best: tuple[float, float, float, Any, list[dict[str, Any]]] | None = None
+    for floor in FLOORS:
+        found = points(train, floor)
+        scores = out_of_fold(found, len(train))
+        rows = curve(found, scores, train)
+        threshold = chosen_threshold(rows)
+        saved = next((r["chars_saved_share"] for r in rows if r["threshold"] == threshold), 0.0)
+        print(
+            json.dumps(
+                {
+                    "fit": "out_of_fold",
+                    "floor": floor,
+                    "points": len(found),
+                    "chosen": threshold,
+                    "curve": rows,
+                }
+            )
+        )
+        if threshold is not None and (best is None or saved > best[0]):
+            best = (saved, floor, threshold, found, rows)
+    if best is None:
+        print("ghost_gate: no floor reaches the target precision", file=sys.stderr)
+        return 1
+    _, floor, threshold, found, _ = best
+    x = np.array([p.values for p in found])
+    y = np.array([p.correct for p in found], dtype=np.float64)
+    w, b, mean, scale = fit(x, y)
+    gate = GhostGate(
+        fitted_for(),
+        tuple(float(v) for v in w),
+        b,
+        tuple(float(v) for v in mean),
+        tuple(float(v) for v in scale),
+        threshold,
+        floor,
+    )
+    print(json.dumps({"gate": gate.to_dict()}))
+    for split in ("heldout", "dev"):
+        path = args.data / f"{split}.jsonl"
+        if path.exists():
+            for line in report(gate, collected(read_rows(path), args.corpus), split):
+                print(json.dumps(line))
+    if args.write:
+        SHIPPED_GATE.write_text(json.dumps(gate.to_dict(), indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
