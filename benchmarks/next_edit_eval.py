@@ -4,7 +4,7 @@ language server, as an editor would, and scores what it suggests against the com
     python benchmarks/next_edit_eval.py [--corpus DIR] [--split heldout|dev|train]
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
-        [--modes typing next_hunk line] [--token-threshold X]
+        [--modes typing next_hunk line] [--token-threshold X] [--no-gate]
 
 Modes (benchmarks/common/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
@@ -102,6 +102,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         help="[next_edit] token_threshold (default: the predictor's; 0: no cut)",
     )
+    parser.add_argument(
+        "--no-gate", action="store_true", help="[next_edit] gate = false: the token threshold alone"
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--weights", help="engine.weights (default: EngineOptions', q8_0; the daemon's: auto)"
@@ -185,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             args.min_confidence,
             engine,
             args.token_threshold,
+            False if args.no_gate else None,
         )
     except ValueError as exc:
         print(f"next_edit_eval: {exc}", file=sys.stderr)

@@ -37,6 +37,7 @@ class Variant:
     format: str | None
     min_confidence: float = 0.0
     token_threshold: float | None = None  # [next_edit] token_threshold; None: the default
+    ghost_gate: bool | None = None  # [next_edit] gate; None: the default
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ def variants(
     min_confidence: float = 0.0,
     engine: dict[str, Any] | None = None,
     token_threshold: float | None = None,
+    ghost_gate: bool | None = None,
 ) -> list[Variant]:
     """Every adapter x format asked for, each on the same cases (side by side).
     adapter: "default" (the packaged one), "none" or a GGUF path; format: a registered
@@ -65,7 +67,9 @@ def variants(
             if model:
                 options["model_path"] = model
             options["adapter"] = adapter
-            chosen.append(Variant(options, adapter, fmt, min_confidence, token_threshold))
+            chosen.append(
+                Variant(options, adapter, fmt, min_confidence, token_threshold, ghost_gate)
+            )
     return chosen
 
 
@@ -90,6 +94,8 @@ async def start_hub(
     chosen: dict[str, Any] = {}
     if variant.token_threshold is not None:
         chosen["token_threshold"] = variant.token_threshold
+    if variant.ghost_gate is not None:
+        chosen["ghost_gate"] = variant.ghost_gate
     hub = Hub(
         HubOptions(
             state_dir=scratch / "state",
@@ -124,6 +130,7 @@ async def start_hub(
         "token_threshold": getattr(
             getattr(hub.predictor, "_completion", None), "token_threshold", None
         ),
+        "ghost_gate": getattr(hub.predictor, "ghost_gate_state", None),
     }
     return hub, client, described
 

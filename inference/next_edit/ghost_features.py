@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import lexing, repetition
 from .formats.base import unescape
@@ -55,19 +55,39 @@ class Cut:
 
 @dataclass(frozen=True)
 class Surroundings:
-    """What the features need of the file, computed once per request."""
+    """What the features need of the file, computed once per request. `window`: the
+    text around the cursor where names are looked up, without the word being typed (so
+    that it cannot vouch for itself); `looked_up`: names already looked up there."""
 
     text: str
     cursor: int
     path: str
     repetition: repetition.Repetition | None
     region: lexing.Region
+    typed_word: str
+    window: str
+    looked_up: dict[str, bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, text: str, cursor: int, path: str, others: dict[str, str]) -> Surroundings:
         cursor = min(max(cursor, 0), len(text))
         found = repetition.continuation(text, cursor, others, REPETITION_MIN_MATCH)
-        return cls(text, cursor, path, found, region_at(text, cursor, path))
+        start = cursor
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        low = max(0, cursor - NAME_WINDOW_CHARS)
+        window = text[low:start] + " " + text[cursor : cursor + NAME_WINDOW_CHARS]
+        region = region_at(text, cursor, path)
+        return cls(text, cursor, path, found, region, text[start:cursor], window)
+
+    def occurs(self, name: str, whole: bool) -> bool:
+        """Whether `name` occurs in the window as a whole name (or, not `whole`, as the
+        start of one)."""
+        key = name + ("" if whole else "*")
+        if key not in self.looked_up:
+            pattern = r"(?<!\w)" + re.escape(name) + (r"(?!\w)" if whole else "")
+            self.looked_up[key] = re.search(pattern, self.window) is not None
+        return self.looked_up[key]
 
 
 def cuts(generated: str, trace: TokenTrace, rest: str, finished: bool) -> list[Cut]:
@@ -157,24 +177,14 @@ def _unknown_names(text: str, around: Surroundings) -> tuple[int, bool]:
     """Whole names the cut writes (the word being typed included) that occur nowhere in
     the window around the cursor, and whether it ends inside a name no nearby name
     starts with."""
-    low = max(0, around.cursor - NAME_WINDOW_CHARS)
-    high = min(len(around.text), around.cursor + NAME_WINDOW_CHARS)
-    word = re.search(r"\w*$", around.text[low : around.cursor])
-    typed_word = word.group() if word is not None else ""
-    written = typed_word + text
-    # the window without the word being typed, so that it cannot vouch for itself
-    window = (
-        around.text[low : around.cursor - len(typed_word)] + " " + around.text[around.cursor : high]
-    )
-    names = list(_NAME.finditer(written))
+    written = around.typed_word + text
     unknown = 0
     partial = False
-    for match in names:
-        if match.end() <= len(typed_word):
+    for match in _NAME.finditer(written):
+        if match.end() <= len(around.typed_word):
             continue  # typed by the user, not written by the model
-        name = re.escape(match.group())
         if match.end() == len(written):
-            partial = re.search(r"(?<!\w)" + name, window) is None
-        elif re.search(r"(?<!\w)" + name + r"(?!\w)", window) is None:
+            partial = not around.occurs(match.group(), whole=False)
+        elif not around.occurs(match.group(), whole=True):
             unknown += 1
     return unknown, partial
