@@ -41,6 +41,7 @@ from shadowtab.inference.next_edit.ghost_gate import (  # noqa: E402
     SHIPPED_GATE,
     FittedFor,
     GhostGate,
+    clipped,
     decodable,
     file_sha256,
 )
@@ -128,8 +129,7 @@ def points(items: Sequence[Collected], floor: float) -> list[Point]:
         rest = rest_of_line(case.current, case.cursor)
         every = cuts(item.generated, item.trace, rest, item.finished)
         for cut in decodable(every, item.trace, floor):
-            values = features(cut, item.trace, item.finished, around)
-            values[4] = max(values[4], math.log(floor))  # as GhostGate.clipped
+            values = clipped(features(cut, item.trace, item.finished, around), floor)
             correct, saved = verdict(case, cut.text)
             found.append(Point(index, values, correct, saved, cut.tokens))
     return found

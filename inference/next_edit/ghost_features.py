@@ -37,6 +37,7 @@ FEATURES = (
     "in_comment",
     "in_string",
     "mid_word",  # the cursor is inside a word being typed
+    "space_after_space",  # it starts with a space the user has just typed
     "rest_of_line",  # text follows the cursor on its line
     "log_typed",  # how much of the line is typed
 )
@@ -133,6 +134,7 @@ def features(cut: Cut, trace: TokenTrace, finished: bool, around: Surroundings) 
         float(around.region == "comment"),
         float(around.region == "string"),
         float(bool(before) and (before.isalnum() or before == "_")),
+        float(before in (" ", "\t") and cut.text[:1] in (" ", "\t")),
         float(bool(rest_of_line(around.text, around.cursor).strip())),
         math.log1p(len(typed)),
     ]

@@ -76,17 +76,13 @@ class GhostGate:
             z += weight * (value - mean) / scale
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
-    def clipped(self, values: list[float]) -> list[float]:
-        values[_NEXT] = max(values[_NEXT], math.log(self.decode_floor))
-        return values
-
     def choose(
         self, generated: str, trace: TokenTrace, rest: str, finished: bool, around: Surroundings
     ) -> tuple[Cut, float] | None:
         """The longest cut the gate passes, with its probability; None: show nothing."""
         best = None
         for cut in decodable(cuts(generated, trace, rest, finished), trace, self.decode_floor):
-            p = self.probability(self.clipped(features(cut, trace, finished, around)))
+            p = self.probability(clipped(features(cut, trace, finished, around), self.decode_floor))
             if p >= self.threshold:
                 best = (cut, p)
         return best
@@ -133,6 +129,13 @@ class GhostGate:
             return cls.from_dict(json.loads(path.read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise GateFileError(f"cannot read the gate file {path}: {exc}") from exc
+
+
+def clipped(values: list[float], floor: float) -> list[float]:
+    """`next_logp` as decoding to `floor` knows it: a token below the floor is not
+    decoded, so only "below the floor" is known of it."""
+    values[_NEXT] = max(values[_NEXT], math.log(max(floor, 1e-9)))
+    return values
 
 
 def decodable(found: list[Cut], trace: TokenTrace, floor: float) -> list[Cut]:
