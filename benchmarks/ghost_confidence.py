@@ -36,6 +36,7 @@ from shadowtab.inference import Completion, EngineOptions, create_engine
 from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of
 from shadowtab.inference.next_edit.completion_source import (
+    HEAL,
     MAX_TOKENS,
     CompletionSource,
     ghost_candidate,
@@ -83,7 +84,7 @@ def case_text_slice(case: Case, index: int) -> str:
 
 def continuation(source: CompletionSource, engine: Any, case: Case) -> Completion:
     query = query_of(request_of(case))
-    return engine.complete(source.prompt(query), MAX_TOKENS, stop=["\n"], n=1)
+    return engine.complete(source.prompt(query), MAX_TOKENS, stop=["\n"], n=1, heal=HEAL)
 
 
 def cut(completion: Completion, case: Case, threshold: float) -> str | None:

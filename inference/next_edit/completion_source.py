@@ -23,6 +23,9 @@ from .token_confidence import candidates_to_ask, trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24
+# Token healing at the cursor (Engine.complete's `heal`); benchmarks/ghost_confidence.py
+# decodes the same request.
+HEAL = True
 
 
 class CompletionSource:
@@ -30,6 +33,9 @@ class CompletionSource:
     it is), or None; then the file's own (prompts.completion_prompt).
     `token_threshold`: decoding stops before the first token less likely than it (the
     suggestion is cut there, and so costs only the sure tokens' decode steps); 0: never.
+    The engine is asked to heal the prompt's end (Engine.complete's `heal`): the cursor
+    is often inside a word being typed (`self.na|`), a prompt the model would otherwise
+    continue unsure, and so cut to nothing.
     """
 
     name = NAME
@@ -63,6 +69,7 @@ class CompletionSource:
             n=candidates_to_ask(query.n, self.token_threshold, MAX_CANDIDATES),
             cancel=cancel,
             min_token_p=self.token_threshold,
+            heal=HEAL,
         )
         rest = rest_of_line(s.text, s.cursor)
         found = []
