@@ -63,8 +63,7 @@ class Vocabulary:
     def extended(self, fragment: bytes) -> bool:
         """Some token starts with `fragment` and goes on: a token boundary at its end is
         an artifact of where the text stops, which healing undoes."""
-        tokens = self.starting_with(fragment)
-        return any(len(self.pieces[int(t)]) > len(fragment) for t in tokens)
+        return len(self.starting_with(fragment)) > len(self._by_piece.get(fragment, []))
 
     def healable(self, token: int) -> bool:
         """A token healing may back up over: text, not a control token, and no line end
