@@ -32,23 +32,21 @@ from typing import Any
 from common.corpus import DEFAULT_CORPUS, SPLITS, records
 from common.edit_scoring import apply_edit, judge, judge_line
 from common.eval_cases import Case, cases, line_rest
+from common.in_process import request_of
 from shadowtab.inference import Completion, EngineOptions, create_engine
 from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of
 from shadowtab.inference.next_edit.completion_source import (
-    MAX_TOKENS,
     CompletionSource,
     ghost_candidate,
 )
-from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.model_source import ModelSource
-from shadowtab.inference.next_edit.predictor import PredictionRequest, query_of
+from shadowtab.inference.next_edit.predictor import query_of
 from shadowtab.inference.next_edit.rejoin import rest_of_line
 from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 TARGET_PRECISION = 0.85
-ROOT = "/tmp/st-eval/root/case"  # the server sees an absolute path; so does the prompt
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -62,28 +60,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def request_of(case: Case) -> PredictionRequest:
-    """The request the server builds after the case's keystrokes (one event a key)."""
-    path = f"{ROOT}/{case.path}"
-    events = [
-        Edit(path, 0.05 * i, step.start, case_text_slice(case, i), step.new_text)
-        for i, step in enumerate(case.steps)
-    ]
-    return PredictionRequest(path, "python", case.current, case.cursor, events, 1)
-
-
-def case_text_slice(case: Case, index: int) -> str:
-    """The text step `index` replaced (in the text just before it)."""
-    text = case.opened
-    for step in case.steps[:index]:
-        text = apply_edit(text, step.start, step.end, step.new_text)
-    step = case.steps[index]
-    return text[step.start : step.end]
-
-
 def continuation(source: CompletionSource, engine: Any, case: Case) -> Completion:
-    query = query_of(request_of(case))
-    return engine.complete(source.prompt(query), MAX_TOKENS, stop=["\n"], n=1)
+    return source.complete(engine, query_of(request_of(case)), None, 0.0)
 
 
 def cut(completion: Completion, case: Case, threshold: float) -> str | None:

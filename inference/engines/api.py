@@ -36,6 +36,9 @@ class RequestStats:
     # a rewrite that stopped once it re-joined the original: the original's tokens it
     # took as its end without decoding them
     copied_tokens: int = 0
+    # complete(heal=True): the prompt's last tokens backed up, not prefilled; the first
+    # generated tokens re-write them (reused + evaluated = prompt - healed)
+    healed_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,10 +101,18 @@ class Engine(Protocol):
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         """`min_token_p`: decoding stops before the first token whose probability is
         below it (finish reason "unsure"); an engine that gets no probabilities from
-        its model ignores it (its candidates carry no logprobs)."""
+        its model ignores it (its candidates carry no logprobs).
+
+        `heal` (token healing): a prompt that ends inside a word (`self.na`) is backed
+        up over its last token or two and the first generated tokens must re-write what
+        was removed (`name` after `na`); the texts are what follows the prompt's end,
+        and a healed token's probability is renormalized over the tokens that re-write
+        it (P(token | what was typed)). Engines that decode elsewhere (a server) ignore
+        it."""
         ...
 
     def rewrite(

@@ -32,6 +32,7 @@ class OffEngine:
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         self._fail()
 

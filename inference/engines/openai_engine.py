@@ -128,9 +128,13 @@ class OpenAIEngine:
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         """`min_token_p` needs the server's logprobs: where it refuses them the answer
-        is not cut and carries none (the caller sees it has no probabilities)."""
+        is not cut and carries none (the caller sees it has no probabilities). `heal`
+        is ignored: the server tokenizes and decodes (no constraint can be put on its
+        first tokens)."""
+        del heal
         self._check(prompt, max_tokens, n, min_token_p=min_token_p)
         if n > 1:
             return self._call_completion(

@@ -70,6 +70,7 @@ class TorchRuntime:
         self.add_bos = bool(getattr(self.tokenizer, "add_bos_token", False))
         self._caches: dict[int, Any] = {}
         self._eog = self._end_tokens()
+        self._special = frozenset(int(t) for t in self.tokenizer.all_special_ids)
         self._pieces = self._piece_table()
         # transformers >= 5.2x names the argument `cache` (`past_key_values` deprecated)
         params = inspect.signature(self.model.forward).parameters
@@ -89,6 +90,12 @@ class TorchRuntime:
     def is_end_of_generation(self, token: int) -> bool:
         return token in self._eog
 
+    def is_control(self, token: int) -> bool:
+        return token in self._special
+
+    def vocab_size(self) -> int:
+        return len(self._pieces)
+
     def _end_tokens(self) -> frozenset[int]:
         ids: set[int] = set()
         for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
@@ -103,13 +110,12 @@ class TorchRuntime:
         other tokenizers decode the token alone. Special tokens keep their text."""
         byte_level = "ByteLevel" in str(getattr(self.tokenizer, "backend_tokenizer", ""))
         decoder = _byte_decoder()
-        special = set(self.tokenizer.all_special_ids)
         table: list[bytes] = []
         names = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
         for token_id, name in enumerate(names):
             if name is None:
                 table.append(b"")
-            elif token_id in special or not byte_level or any(c not in decoder for c in name):
+            elif token_id in self._special or not byte_level or any(c not in decoder for c in name):
                 table.append(self.tokenizer.decode([token_id]).encode())
             else:
                 table.append(bytes(decoder[c] for c in name))

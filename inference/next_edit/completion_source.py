@@ -30,6 +30,9 @@ from .token_confidence import candidates_to_ask, trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24
+# Token healing at the cursor (Engine.complete's `heal`); benchmarks/ghost_confidence.py
+# decodes the same request.
+HEAL = True
 
 
 class CompletionSource:
@@ -39,6 +42,9 @@ class CompletionSource:
     suggestion is cut there, and so costs only the sure tokens' decode steps); 0: never.
     `gate_path`: the learned gate's file (None: the token threshold alone); it is used
     only with the model it was fitted for.
+    The engine is asked to heal the prompt's end (Engine.complete's `heal`): the cursor
+    is often inside a word being typed (`self.na|`), a prompt the model would otherwise
+    continue unsure, and so cut to nothing.
     """
 
     name = NAME
@@ -156,6 +162,7 @@ class CompletionSource:
             n=n or candidates_to_ask(query.n, min_token_p, MAX_CANDIDATES),
             cancel=cancel,
             min_token_p=min_token_p,
+            heal=HEAL,
         )
 
 

@@ -64,6 +64,14 @@ def test_the_token_cut_crosses_the_process_boundary(
     assert remote.logprobs == local.logprobs and remote.token_margins == local.token_margins
 
 
+def test_healing_crosses_the_process_boundary(worker: WorkerEngine, inline: LlamaCppEngine) -> None:
+    prompt = CLASS + "        self.it"
+    remote = worker.complete(prompt, max_tokens=8, stop=["\n"], heal=True)
+    local = inline.complete(prompt, max_tokens=8, stop=["\n"], heal=True)
+    assert remote.texts == local.texts and remote.logprobs == local.logprobs
+    assert remote.stats.healed_tokens == local.stats.healed_tokens == 1
+
+
 def test_rewrite_equals_the_inline_engine(worker: WorkerEngine, inline: LlamaCppEngine) -> None:
     prompt = "Rewrite the code with better names.\n" + SORT
     for speculative in (True, False):

@@ -37,6 +37,7 @@ class SureEngine:
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         return Completion(
             [self.answer],

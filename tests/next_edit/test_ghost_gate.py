@@ -151,7 +151,7 @@ def test_the_completion_source_lets_a_matching_gate_choose_the_cut(tmp_path: Pat
     engine.stats = lambda: engine_stats  # type: ignore[method-assign]
     (found,) = source.candidates(Query(situation, n=3))
     # decoded to the gate's floor (0.3), one candidate; the gate passes up to "(a"
-    assert engine.calls == [{"method": "complete", "n": 1, "min_token_p": 0.3}]
+    assert engine.calls == [{"method": "complete", "n": 1, "min_token_p": 0.3, "heal": True}]
     assert found.edits[0].new_text == "compute(a"
     assert 0.5 <= found.confidence <= 1.0 and found.token_probs == (0.97, 0.95, 0.9)
     assert source.gate_state.startswith("on")

@@ -120,8 +120,9 @@ class ScriptedEngine:
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
-        self.calls.append({"method": "complete", "n": n, "min_token_p": min_token_p})
+        self.calls.append({"method": "complete", "n": n, "min_token_p": min_token_p, "heal": heal})
         return completion_of(PIECES, PROBS, "stop")
 
     def rewrite(
@@ -159,12 +160,12 @@ def test_a_next_edit_through_an_unsure_token_is_dropped() -> None:
             assert found[0].token_probs == pytest.approx((0.9,))
 
 
-def test_the_continuation_asks_the_engine_to_stop_at_the_threshold() -> None:
+def test_the_continuation_asks_the_engine_to_stop_at_the_threshold_and_to_heal() -> None:
     engine = ScriptedEngine()
     source = CompletionSource(lambda: engine, token_threshold=0.8)  # type: ignore[arg-type, return-value]
     (found,) = source.candidates(Query(SITUATION, n=3))
     assert found.edits[0].new_text == "compute(a"
-    assert engine.calls == [{"method": "complete", "n": 1, "min_token_p": 0.8}]
+    assert engine.calls == [{"method": "complete", "n": 1, "min_token_p": 0.8, "heal": True}]
 
 
 def test_ghost_text_never_runs_a_rewrite() -> None:

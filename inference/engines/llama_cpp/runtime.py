@@ -197,10 +197,19 @@ class LlamaRuntime:
     def piece(self, token: int) -> bytes:
         buffer = ctypes.create_string_buffer(64)
         size = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, False)
+        if size < 0:  # a longer token (a run of 64+ dashes or spaces): -size bytes
+            buffer = ctypes.create_string_buffer(-size)
+            size = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, -size, 0, False)
         return buffer.raw[: max(size, 0)]
 
     def is_end_of_generation(self, token: int) -> bool:
         return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+    def is_control(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_control(self._vocab, token))
+
+    def vocab_size(self) -> int:
+        return self.shape.n_vocab
 
     def decode(
         self, tokens: Sequence[int], seq: int, pos0: int, outputs: Sequence[int]

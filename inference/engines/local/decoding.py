@@ -14,6 +14,7 @@ import numpy.typing as npt
 from ..api import RequestStats
 from ..text_output import TextAssembler
 from .draft import DraftCursor, DraftPolicy, whole_lines
+from .healing import Healing
 from .runtime import Runtime
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
@@ -147,7 +148,11 @@ class TokenSink:
         text: TextAssembler,
         clock: Callable[[], float],
         min_token_p: float = 0.0,
+        healing: Healing | None = None,
     ) -> None:
+        """`healing`: the removed end of the prompt the first tokens re-write (healing.py);
+        those bytes are not the text, and the rows those tokens are chosen from are
+        constrained (`constrain`)."""
         self.runtime = runtime
         self.max_tokens = max_tokens
         self.text = text
@@ -156,6 +161,12 @@ class TokenSink:
         self.done = False
         # below it a token is unsure: generation stops before it (finish "unsure")
         self.min_logprob = math.log(min_token_p) if min_token_p > 0 else -math.inf
+        self.healing = healing
+
+    def constrain(self, row: Logits) -> Logits:
+        """The logits the next token is chosen from: while healing re-writes the prompt's
+        removed end, only tokens that do so (renormalized: see Healing.constrain)."""
+        return self.healing.constrain(row) if self.healing is not None else row
 
     def push(
         self,
@@ -185,7 +196,10 @@ class TokenSink:
             self.result.margins.append(margin)
         if logprob is not None:
             self.result.logprobs.append(logprob)
-        stopped = self.text.add(self.runtime.piece(token))
+        piece = self.runtime.piece(token)
+        if self.healing is not None:
+            piece = self.healing.written(piece)
+        stopped = self.text.add(piece)
         self.result.offsets.append(len(self.text.text))
         if stopped:
             self.result.finish = "stop"
@@ -196,13 +210,14 @@ class TokenSink:
 
 
 def greedy(writer: SequenceWriter, first: Logits, sink: TokenSink) -> None:
-    """Plain greedy decoding, one token per forward pass: the reference output."""
-    row = first
+    """Plain greedy decoding, one token per forward pass: the reference output (the
+    sink's healing constrains the first tokens)."""
+    row = sink.constrain(first)
     while True:
         token = int(np.argmax(row))
         if sink.push(token, top2_margin(row), log_prob(row, token)):
             return
-        row = writer.eval([token], [0])[0]
+        row = sink.constrain(writer.eval([token], [0])[0])
 
 
 def speculative(

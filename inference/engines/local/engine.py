@@ -35,6 +35,7 @@ from .generation import (
     GenerationRequest,
     run_generation,
 )
+from .healing import Vocabulary
 from .kv_cache import PrefixCache
 from .runtime import Runtime
 from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
@@ -93,6 +94,7 @@ class LocalEngine(Generic[R]):
         self._state = "idle"
         self._runtime: R | None = None
         self._cache: PrefixCache | None = None
+        self._vocabulary: Vocabulary | None = None  # the runtime's, built at the first heal
         self._totals: dict[str, float] = {}
         self._cache_snapshot: CacheInfo | None = None
 
@@ -105,7 +107,7 @@ class LocalEngine(Generic[R]):
         except BaseException:
             self._state = "failed"
             raise
-        self._runtime, self._cache = runtime, cache
+        self._runtime, self._cache, self._vocabulary = runtime, cache, None
         self._cache_snapshot = cache.info(runtime.kv_bytes_per_token())
         self._state = "ready"
 
@@ -121,7 +123,7 @@ class LocalEngine(Generic[R]):
         with self._gate.real():
             if self._runtime is not None:
                 self._runtime.close()
-            self._runtime, self._cache = None, None
+            self._runtime, self._cache, self._vocabulary = None, None, None
             self._state = "closed"
 
     def _ready(self) -> tuple[R, PrefixCache]:
@@ -171,9 +173,13 @@ class LocalEngine(Generic[R]):
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
+        """`heal`: token healing (healing.py)."""
         check_request(self._limits(), max_tokens, n, min_token_p=min_token_p)
-        return self._generate(prompt, None, max_tokens, stop, n, cancel, None, min_token_p)
+        return self._generate(
+            prompt, None, max_tokens, stop, n, cancel, None, min_token_p, heal=heal
+        )
 
     def rewrite(
         self,
@@ -262,6 +268,7 @@ class LocalEngine(Generic[R]):
         cancel: CancelFlag | None,
         emit: Emit | None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         self._ready()
         with self._gate.real(urgent=draft is None) as turn:
@@ -280,6 +287,7 @@ class LocalEngine(Generic[R]):
                 self._draft_policy(),
                 self.alternative_min_p,
                 min_token_p,
+                heal,
             )
             completion = run_generation(
                 runtime,
@@ -288,9 +296,17 @@ class LocalEngine(Generic[R]):
                 self._prompt_tokens,
                 lambda: cancel_guard(cancel),
                 turn.lend_to_urgent if draft is not None else None,
+                self._vocabulary_of(runtime) if heal else None,
             )
             self._add_totals(completion.stats)
             return completion
+
+    def _vocabulary_of(self, runtime: R) -> Vocabulary:
+        """Inside the gate: the runtime's vocabulary, built once (a fraction of a second
+        for 49k tokens, paid by the first request that heals)."""
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary(runtime)
+        return self._vocabulary
 
     def _finish(
         self, stats: RequestStats, writer: SequenceWriter, reused: int, started: float

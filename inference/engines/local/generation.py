@@ -27,6 +27,7 @@ from .decoding import (
     speculative,
 )
 from .draft import DraftPolicy
+from .healing import HealedPrompt, Healing, Vocabulary, heal
 from .kv_cache import PrefixCache
 from .runtime import Runtime
 
@@ -56,6 +57,8 @@ class GenerationRequest:
     alternative_min_p: float = ALTERNATIVE_MIN_P
     # complete(): stop before the first token less likely than this (0: never)
     min_token_p: float = 0.0
+    # complete(): back the prompt up over the end of a word and re-write it (healing.py)
+    heal: bool = False
 
 
 def run_generation(
@@ -65,14 +68,20 @@ def run_generation(
     prompt_tokens: PromptTokenizer,
     guard: Guard,
     lend: Lend | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Completion:
     """`lend`: the prompt and the best candidate may lend the engine between two passes
     (alternatives may not: their spare sequences are other requests' too); the request's
-    sequence is pinned in the cache meanwhile."""
+    sequence is pinned in the cache meanwhile. `vocabulary`: the runtime's, for a
+    request that heals."""
     started = time.perf_counter()
     stats = RequestStats()
     reserve = request.max_tokens + request.policy.k_max + 1
     tokens = prompt_tokens(runtime, request.prompt, reserve, stats)
+    healed = HealedPrompt(tokens)
+    if request.heal and request.draft is None and vocabulary is not None:
+        healed = heal(tokens, vocabulary)
+        tokens, stats.healed_tokens = healed.tokens, healed.backed_up
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
     cache.pin(placement.seq)
     writer = SequenceWriter(
@@ -89,7 +98,9 @@ def run_generation(
             TextAssembler(request.stop, request.emit),
             clock,
             request.min_token_p,
+            healed.healing(),
         )
+        first = sink.constrain(first)  # the alternatives' first tokens heal too
         draft = _draft_tokens(runtime, request)
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
         _decode_best(writer, first, draft, sink, stats, ties, request.policy)
@@ -97,7 +108,9 @@ def run_generation(
         sink.result.text = sink.text.finish()
         found = [sink.result]
         if request.n > 1 and draft is None:
-            found += _alternatives(runtime, writer.seq, tokens, first, request, guard, stats)
+            found += _alternatives(
+                runtime, writer.seq, tokens, first, request, guard, stats, healed.healing
+            )
         elif request.n > 1 and draft is not None:
             found += _branches(
                 runtime, writer, tokens, first, draft, sink.result, request, stats, ties
@@ -173,10 +186,12 @@ def _alternatives(
     request: GenerationRequest,
     guard: Guard,
     stats: RequestStats,
+    healing: Callable[[], Healing | None] = lambda: None,
 ) -> list[Generation]:
     """Candidates 2..n: the next most likely first tokens (likely enough), each continued
     greedily in a temporary sequence that shares the prompt's KV cells. Duplicates are
-    dropped."""
+    dropped. `first` is constrained already where the request heals; `healing` gives
+    each candidate its own constraint to follow."""
     ranked = plausible_alternatives(first, int(np.argmax(first)), request, stats)
     found: list[Generation] = []
     for offset, token in enumerate(ranked):
@@ -190,6 +205,7 @@ def _alternatives(
                 TextAssembler(request.stop),
                 lambda: 0.0,
                 request.min_token_p,
+                healing(),
             )
             first_token = int(token)
             if not sink.push(first_token, gap_of(first, first_token), log_prob(first, first_token)):

@@ -25,6 +25,14 @@ class Runtime(Protocol):
 
     def is_end_of_generation(self, token: int) -> bool: ...
 
+    def is_control(self, token: int) -> bool:
+        """A control (special) token: a prompt template's marker, never text."""
+        ...
+
+    def vocab_size(self) -> int:
+        """Token ids are 0..vocab_size()-1."""
+        ...
+
     def decode(
         self, tokens: Sequence[int], seq: int, pos0: int, outputs: Sequence[int]
     ) -> npt.NDArray[np.float32]:

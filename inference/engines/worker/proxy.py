@@ -65,6 +65,7 @@ class WorkerEngine:
         n: int = 1,
         cancel: threading.Event | None = None,
         min_token_p: float = 0.0,
+        heal: bool = False,
     ) -> Completion:
         args = {
             "prompt": prompt,
@@ -72,6 +73,7 @@ class WorkerEngine:
             "stop": list(stop),
             "n": n,
             "min_token_p": min_token_p,
+            "heal": heal,
         }
         return completion_from_wire(self._call("complete", args, cancel))
 
