@@ -162,3 +162,14 @@ def test_the_completion_source_lets_a_matching_gate_choose_the_cut(tmp_path: Pat
     other.candidates(Query(situation, n=3))
     assert engine.calls[0]["min_token_p"] == 0.8
     assert "another model" in other.gate_state
+
+
+def test_the_shipped_gate_is_fitted_for_the_shipped_adapter() -> None:
+    """A new adapter makes the shipped gate stale: refit it (training/ghost_gate.py)."""
+    gate = GhostGate.load(SHIPPED_GATE)
+    assert gate.fitted_for.adapter == ADAPTER.name
+    assert gate.fitted_for.adapter_sha256 == file_sha256(str(ADAPTER))
+    merged = "/data/SmolLM2-135M-Instruct.Q4_1.merged-f5126f7699af.requant-q8_0.gguf"
+    found, why = gate_for({"model": merged, "adapter": str(ADAPTER)})
+    assert found == gate and why.startswith("on")
+    assert 0.0 < gate.decode_floor <= gate.threshold < 1.0
