@@ -5,6 +5,7 @@ language server, as an editor would, and scores what it suggests against the com
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
         [--modes typing next_hunk line] [--token-threshold X] [--no-gate]
+        [--region-lines ABOVE,BELOW]
 
 Modes (benchmarks/common/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
@@ -32,6 +33,9 @@ Propagation (inference/next_edit/propagation.py) is scored in next-hunk mode: fr
 server's next edits when they carry `source: "propagation"`, else by calling it directly
 on the completed first hunk (it is not in the server's predictor yet).
 `--propagation-only` scores it alone, without server or model, on many cases quickly.
+
+`--region-lines ABOVE,BELOW` sets the shadowtab format's rewrite window for the run
+(benchmarks/common/region_lines.py; the shipped adapter was trained on the product's).
 
 Prints one JSON line per variant, mode and source; with --min-confidence-sweep also one
 line per source with suggestions that carry a confidence: precision and recall at each
@@ -61,6 +65,7 @@ from common.eval_run import (
     start_hub,
     variants,
 )
+from common.region_lines import add_region_lines_option, region_lines, set_region_lines
 
 QUICK_CASES = 2
 
@@ -114,6 +119,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--dump", type=Path, help="append one JSON line per case here")
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
+    add_region_lines_option(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.cases, args.open_pause, args.type_pause, args.keystroke = QUICK_CASES, 0.3, 0.1, 0.0
@@ -138,7 +144,7 @@ async def evaluate(
                     dump.write(case, found)
                     for source, observation in found.items():
                         observed.setdefault(source, []).append(observation)
-                header = {"split": args.split, **described}
+                header = {"split": args.split, **described, "region_lines": region_lines()}
                 lines += mode_lines(mode, observed, header)
                 if args.min_confidence_sweep:
                     lines += [
@@ -166,6 +172,7 @@ def evaluate_propagation(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    set_region_lines(args.region_lines)
     if not args.corpus.is_dir():
         print(
             f"next_edit_eval: no corpus at {args.corpus} (--corpus or ${CORPUS_VARIABLE})",

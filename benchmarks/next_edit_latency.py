@@ -4,6 +4,7 @@ real language server with the real model. Prints one JSON line.
     python benchmarks/next_edit_latency.py [--cases 16] [--quick] [--data-dir DIR]
         [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
         [--mode typing|line] [--ask both|ghost] [--pause-s S] [--gap-ms LO HI]
+        [--region-lines ABOVE,BELOW]
 
 Per case (benchmarks/common/eval_cases.py's cases; typing: the first hunk of a held-out
 commit, its old text deleted and the first words of the new typed; line: a line the
@@ -19,6 +20,8 @@ from the KV cache by those calls (warming included), and where the time went: pe
 engine call made for the answers, the prefill (to the first token) and decode seconds
 and tokens; what the engine did not account for is the server's own time (Python:
 prompts, diffing, the lint gate).
+`--region-lines ABOVE,BELOW` sets the shadowtab format's rewrite window for the run
+(benchmarks/common/region_lines.py; the shipped adapter was trained on the product's).
 Without a corpus (../shared/corpus or $SHADOWTAB_EDIT_CORPUS) the stdlib's textwrap
 module is the file and one typed line the edit.
 """
@@ -46,6 +49,7 @@ from common.eval_lsp import connect, initialize_params
 from common.eval_report import quantile
 from common.eval_run import Variant, start_hub
 from common.latency_trace import MultiplexClient, Timed, Trace, type_and_ask
+from common.region_lines import add_region_lines_option, region_lines, set_region_lines
 
 QUICK_CASES = 2
 # issue 27's, on 2 cores: ghost text on the AVX2 machine; the next edit by the CPU's kind
@@ -121,6 +125,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
+    add_region_lines_option(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.cases, args.open_pause = QUICK_CASES, 0.5
@@ -280,6 +285,7 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "model": measured["model"],
         "adapter": measured["adapter"],
         "format": measured["format"],
+        "region_lines": region_lines(),
         "process": args.process,
         "weights": measured["stats"].get("weights"),
         "adapter_merged": measured["stats"].get("adapter_merged"),
@@ -342,6 +348,7 @@ def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    set_region_lines(args.region_lines)
     with tempfile.TemporaryDirectory(prefix="st-latency-data-") as scratch:
         measured = asyncio.run(measure(args, args.data_dir or Path(scratch)))
     if os.environ.get("SHADOWTAB_LATENCY_ROWS"):  # the per-case rows, for profiling
