@@ -109,6 +109,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="line cases, 40 ms keystroke gaps, a 0.3 s pause, inlineCompletion alone",
     )
+    parser.add_argument(
+        "--no-gate", action="store_true", help="[next_edit] gate = false: the token threshold alone"
+    )
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_CASES} cases (CI)")
     parser.add_argument("--open-pause", type=float, default=2.0, help="seconds after didOpen")
     parser.add_argument("--gap-ms", type=float, nargs=2, default=(50.0, 150.0))
@@ -163,7 +166,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     }
     if args.threads:
         options["n_threads"] = args.threads
-    variant = Variant(options, "default", None)
+    variant = Variant(options, "default", None, ghost_gate=False if args.no_gate else None)
     trace = Trace(args.open_pause, tuple(args.gap_ms), ask=args.ask, pause_s=args.pause_s)
     with tempfile.TemporaryDirectory(prefix="st-latency-") as scratch:
         hub, client, described = await start_hub(
@@ -286,6 +289,7 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "adapter": measured["adapter"],
         "format": measured["format"],
         "region_lines": region_lines(),
+        "ghost_gate": not args.no_gate,
         "process": args.process,
         "weights": measured["stats"].get("weights"),
         "adapter_merged": measured["stats"].get("adapter_merged"),
