@@ -279,9 +279,11 @@ def test_healing_is_served_by_the_prompt_warming_prefilled(engine: LlamaCppEngin
     """EnginePredictor.follow warms the continuation's prompt; the healed prompt is a
     prefix of it, so only its last token is evaluated (for its logits)."""
     prompt = STACK.replace("Stack", "Queue")  # a prompt no other test left in the cache
+    healed_before = engine.stats()["totals"].get("healed_tokens", 0)
     engine.warm(prompt)
     healed = engine.complete(prompt, 8, stop=["\n"], heal=True)
     stats = healed.stats
     assert stats.healed_tokens >= 1
     assert stats.evaluated_prompt_tokens == 1
     assert stats.reused_prompt_tokens == stats.prompt_tokens - stats.healed_tokens - 1
+    assert engine.stats()["totals"]["healed_tokens"] == healed_before + stats.healed_tokens

@@ -330,6 +330,7 @@ class LocalEngine(Generic[R]):
             "accepted_draft_tokens",
             "near_ties",
             "near_tie_flips",
+            "healed_tokens",
         ):
             self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
         self._totals["requests"] = self._totals.get("requests", 0) + 1
