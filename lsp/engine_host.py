@@ -177,8 +177,8 @@ class EngineHost:
 
     def _ghost_gate_state(self) -> str | None:
         """The default predictor's learned gate: in use, or why not (None: no such
-        predictor, e.g. one given in HubOptions)."""
-        state = getattr(self._default_predictor, "ghost_gate_state", None)
+        predictor: engine off, or one given in HubOptions)."""
+        state = getattr(self.predictor, "ghost_gate_state", None)
         return state if isinstance(state, str) else None
 
     def _process_kind(self) -> str:

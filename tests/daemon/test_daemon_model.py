@@ -53,6 +53,8 @@ def test_real_model_loads_in_the_background(
     assert engine["weights"] == "q8_0" and "weights:        q8_0" in done.stdout
     if engine["adapter"]:  # engine.merge_adapter: in the converted weights, not attached
         assert engine["adapter_merged"] and "merged into the weights" in done.stdout
+        # the packaged model and adapter: ghost text's learned gate, fitted for them, is used
+        assert engine["ghost_gate"].startswith("on") and "ghost gate:     on" in done.stdout
     assert engine["threads"] >= 1 and f"threads:        {engine['threads']}" in done.stdout
     kv_type = Settings().kv_type  # the KV cache's element type (engine.kv_type)
     assert engine["kv_type"] == kv_type and f"kv cache:       {kv_type}" in done.stdout
