@@ -32,7 +32,7 @@ def without_token_cut(env: LspEnv) -> None:
     crashes, and "a completion came" is how they see the model answer."""
     config_dir = Path(env.env["SHADOWTAB_CONFIG_DIR"])
     config_dir.mkdir(parents=True, exist_ok=True)
-    (config_dir / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0\n")
+    (config_dir / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0\ngate = false\n")
 
 
 def engine_status(env: LspEnv) -> dict[str, Any]:
