@@ -172,7 +172,7 @@ def predict(model: tuple[Any, ...], x: npt.NDArray[np.float64]) -> npt.NDArray[n
     return result
 
 
-def out_of_fold(found: Sequence[Point], cases_count: int) -> npt.NDArray[np.float64]:
+def out_of_fold(found: Sequence[Point]) -> npt.NDArray[np.float64]:
     x = np.array([p.values for p in found])
     y = np.array([p.correct for p in found], dtype=np.float64)
     fold = np.array([p.case % FOLDS for p in found])
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     best: tuple[float, float, float, Any, list[dict[str, Any]]] | None = None
     for floor in FLOORS:
         found = points(train, floor)
-        scores = out_of_fold(found, len(train))
+        scores = out_of_fold(found)
         rows = curve(found, scores, train)
         threshold = chosen_threshold(rows)
         saved = next((r["chars_saved_share"] for r in rows if r["threshold"] == threshold), 0.0)

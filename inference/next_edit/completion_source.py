@@ -26,7 +26,7 @@ from .ghost_features import Surroundings
 from .ghost_gate import GhostGate, gate_for
 from .prompts import completion_prompt
 from .rejoin import rejoined, rest_of_line
-from .token_confidence import candidates_to_ask, trace_of
+from .token_confidence import TokenTrace, candidates_to_ask, trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24
@@ -132,17 +132,7 @@ class CompletionSource:
             return []
         cut, probability = chosen
         kept = trace.upto(trace.offsets[cut.tokens - 1])
-        return [
-            Candidate(
-                (TextEdit(s.cursor, s.cursor, cut.text),),
-                probability,
-                NAME,
-                NAME,
-                kind="inline",
-                token_probs=kept.probs,
-                token_margins=kept.margins,
-            )
-        ]
+        return [inline_candidate(s.cursor, cut.text, probability, kept)]
 
     def complete(
         self,
@@ -186,6 +176,11 @@ def ghost_candidate(
         return None
     score = _mean_probability(completion, index, len(text))
     kept = trace.upto(len(text)) if trace is not None else None
+    return inline_candidate(cursor, text, score, kept)
+
+
+def inline_candidate(cursor: int, text: str, score: float, kept: TokenTrace | None) -> Candidate:
+    """Ghost text `text` at the cursor, with the tokens that wrote it (None: unknown)."""
     return Candidate(
         (TextEdit(cursor, cursor, text),),
         score,
