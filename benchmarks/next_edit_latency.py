@@ -309,6 +309,7 @@ def summary(measured: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "targets_ms": TARGETS_MS,
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "cpu": cpu_kind(),
+        "kernels": kernels_kind(),
     }
     return line
 
@@ -320,6 +321,18 @@ def cpu_kind() -> str:
     except OSError:
         return "other"
     return "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "other"
+
+
+def kernels_kind() -> str:
+    """The vector kernels llama.cpp was built with ("avx512", "avx2" or "other"): a build
+    without AVX-512 on an AVX-512 CPU runs the AVX2 machine's kernels (not its clock)."""
+    try:
+        import llama_cpp
+
+        info = llama_cpp.llama_print_system_info().decode()
+    except Exception:  # no llama.cpp, or one without the call: say so, measure anyway
+        return "unknown"
+    return "avx512" if "AVX512 = 1" in info else "avx2" if "AVX2 = 1" in info else "other"
 
 
 def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -9,8 +9,10 @@ mode: on a shortest path to the commit's text).
 
 The threshold is the lowest whose precision reaches TARGET_PRECISION on out-of-fold
 predictions of the training cases (five folds by case): the held-back split is left to
-report on, not to choose with. Prints the curve it came from, then the held-back split
-(and dev where collected) against the token threshold alone, one JSON line each.
+report on, not to choose with. The threshold in comments and strings is chosen the same
+way on those cases alone (a finer grid from the threshold up: the gate must be sure).
+Prints the curves they came from, then the held-back split (and dev where collected)
+against one threshold everywhere and the token threshold alone, one JSON line each.
 `--write` saves the gate beside the packaged adapter it was fitted for.
 """
 
@@ -36,7 +38,12 @@ from common.edit_scoring import apply_edit, judge, judge_line  # noqa: E402
 from common.eval_cases import Case, cases, line_rest  # noqa: E402
 from shadowtab.inference import Completion  # noqa: E402
 from shadowtab.inference.engines.api import RequestStats  # noqa: E402
-from shadowtab.inference.next_edit.ghost_features import Surroundings, cuts, features  # noqa: E402
+from shadowtab.inference.next_edit.ghost_features import (  # noqa: E402
+    Surroundings,
+    cuts,
+    features,
+    region_at,
+)
 from shadowtab.inference.next_edit.ghost_gate import (  # noqa: E402
     SHIPPED_GATE,
     FittedFor,
@@ -55,6 +62,7 @@ from shadowtab.inference.next_edit.token_confidence import (  # noqa: E402
 TARGET_PRECISION = 0.85
 FLOORS = (0.2, 0.3, 0.4, 0.5)
 THRESHOLDS = tuple(round(0.4 + 0.025 * i, 3) for i in range(23))
+PROSE_THRESHOLDS = tuple(round(0.5 + 0.005 * i, 3) for i in range(101))  # up to 1.0: never
 L2 = 1.0
 FOLDS = 5
 PATH_ROOT = "/tmp/st-eval/root/case"  # as benchmarks/common/in_process.py sends it
@@ -69,6 +77,7 @@ class Point:
     correct: bool
     saved: int
     tokens: int
+    prose: bool  # the cursor is in a comment or a string
 
 
 @dataclass
@@ -80,6 +89,12 @@ class Collected:
     generated: str
     finished: bool
     remaining: int  # characters a perfect suggestion would save
+
+    @property
+    def prose(self) -> bool:
+        """The cursor is in a comment or a string (GhostGate.prose_threshold)."""
+        case = self.case
+        return region_at(case.current, case.cursor, f"{PATH_ROOT}/{case.path}") != "code"
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -131,7 +146,7 @@ def points(items: Sequence[Collected], floor: float) -> list[Point]:
         for cut in decodable(every, item.trace, floor):
             values = clipped(features(cut, item.trace, item.finished, around), floor)
             correct, saved = verdict(case, cut.text)
-            found.append(Point(index, values, correct, saved, cut.tokens))
+            found.append(Point(index, values, correct, saved, cut.tokens, around.region != "code"))
     return found
 
 
@@ -183,11 +198,18 @@ def out_of_fold(found: Sequence[Point]) -> npt.NDArray[np.float64]:
     return scores
 
 
-def decide(found: Sequence[Point], scores: Iterable[float], threshold: float) -> dict[int, Point]:
-    """Per case, the longest cut whose score passes (GhostGate.choose's rule)."""
+def decide(
+    found: Sequence[Point],
+    scores: Iterable[float],
+    threshold: float,
+    prose_threshold: float | None = None,
+) -> dict[int, Point]:
+    """Per case, the longest cut whose score passes (GhostGate.choose's rule; None:
+    `threshold` in comments and strings too)."""
     chosen: dict[int, Point] = {}
     for point, score in zip(found, scores, strict=True):
-        if score >= threshold:
+        needed = prose_threshold if point.prose and prose_threshold is not None else threshold
+        if score >= needed:
             chosen[point.case] = point  # cuts come shortest first
     return chosen
 
@@ -222,6 +244,29 @@ def curve(
     return [{"threshold": t, **tally(decide(found, scores, t), items)} for t in THRESHOLDS]
 
 
+def prose_curve(
+    found: Sequence[Point],
+    scores: npt.NDArray[np.float64],
+    items: Sequence[Collected],
+    threshold: float,
+) -> list[dict[str, Any]]:
+    """The curve of the cases in comments and strings, from `threshold` up."""
+    kept = [i for i, point in enumerate(found) if point.prose]
+    prose_points = [found[i] for i in kept]
+    prose_items = [item for item in items if item.prose]
+    return [
+        {"threshold": t, **tally(decide(prose_points, scores[kept], t), prose_items)}
+        for t in PROSE_THRESHOLDS
+        if t >= threshold
+    ]
+
+
+def chosen_prose_threshold(points_curve: list[dict[str, Any]]) -> float:
+    """As chosen_threshold; 1.0 (nothing shown in prose) where none reaches it."""
+    found = chosen_threshold(points_curve)
+    return 1.0 if found is None else found
+
+
 def chosen_threshold(points_curve: list[dict[str, Any]]) -> float | None:
     for row in points_curve:
         if (
@@ -245,14 +290,27 @@ def report(gate: GhostGate, items: Sequence[Collected], split: str) -> list[dict
             continue
         found = points(chosen_items, gate.decode_floor)
         scores = [gate.probability(p.values) for p in found]
+        prose = [item for item in chosen_items if item.prose]
+        prose_found = [p for p in found if p.prose]
+        prose_scores = [s for p, s in zip(found, scores, strict=True) if p.prose]
         lines.append(
             {
                 "split": split,
                 "mode": mode,
-                "gate": tally(decide(found, scores, gate.threshold), chosen_items),
+                "gate": tally(
+                    decide(found, scores, gate.threshold, gate.prose_threshold), chosen_items
+                ),
+                "gate_one_threshold": tally(decide(found, scores, gate.threshold), chosen_items),
                 "token_threshold": {
                     "at": DEFAULT_TOKEN_THRESHOLD,
                     **token_threshold_tally(chosen_items, DEFAULT_TOKEN_THRESHOLD),
+                },
+                "prose": {
+                    "gate": tally(decide(prose_found, prose_scores, gate.prose_threshold), prose),
+                    "gate_one_threshold": tally(
+                        decide(prose_found, prose_scores, gate.threshold), prose
+                    ),
+                    "token_threshold": token_threshold_tally(prose, DEFAULT_TOKEN_THRESHOLD),
                 },
                 "gate_curve": curve(found, np.array(scores), chosen_items),
             }
@@ -274,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"save the gate as {SHIPPED_GATE}")
     args = parser.parse_args(argv)
     train = collected(read_rows(args.data / "train.jsonl"), args.corpus)
-    best: tuple[float, float, float, Any, list[dict[str, Any]]] | None = None
+    best: tuple[float, float, float, list[Point], npt.NDArray[np.float64]] | None = None
     for floor in FLOORS:
         found = points(train, floor)
         scores = out_of_fold(found)
@@ -293,11 +351,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         if threshold is not None and (best is None or saved > best[0]):
-            best = (saved, floor, threshold, found, rows)
+            best = (saved, floor, threshold, found, scores)
     if best is None:
         print("ghost_gate: no floor reaches the target precision", file=sys.stderr)
         return 1
-    _, floor, threshold, found, _ = best
+    _, floor, threshold, found, scores = best
+    prose_rows = prose_curve(found, scores, train, threshold)
+    prose_threshold = chosen_prose_threshold(prose_rows)
+    print(json.dumps({"fit": "out_of_fold", "prose": prose_threshold, "curve": prose_rows}))
     x = np.array([p.values for p in found])
     y = np.array([p.correct for p in found], dtype=np.float64)
     w, b, mean, scale = fit(x, y)
@@ -309,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         tuple(float(v) for v in scale),
         threshold,
         floor,
+        prose_threshold,
     )
     print(json.dumps({"gate": gate.to_dict()}))
     for split in ("heldout", "dev"):

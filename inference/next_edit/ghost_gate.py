@@ -7,7 +7,11 @@ them, and any other model falls back to the token threshold alone.
 
 Decoding stops before the first token below `decode_floor` (a cut past such a token is
 never shown, so it is not decoded); the token after the last decoded one is then only
-known to be below the floor, so `next_logp` is clipped there in fitting and use alike."""
+known to be below the floor, so `next_logp` is clipped there in fitting and use alike.
+
+In a comment or a string (a docstring, a message) the gate must be sure: a cut there
+is shown only at `prose_threshold`, chosen like the threshold but on those cuts alone;
+prose is where a plausible continuation is most often not the user's."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from .token_confidence import TokenTrace
 
 log = logging.getLogger(__name__)
 
-GATE_VERSION = 1
+GATE_VERSION = 2
 ADAPTERS_DIR = Path(__file__).resolve().parent.parent / "adapters"
 SHIPPED_GATE = ADAPTERS_DIR / "shadowtab-next-edit.ghost-gate.json"
 _NEXT = FEATURES.index("next_logp")
@@ -66,6 +70,7 @@ class GhostGate:
     scale: tuple[float, ...]
     threshold: float
     decode_floor: float
+    prose_threshold: float  # in a comment or a string
 
     def probability(self, values: Sequence[float]) -> float:
         """The chance that a cut with these FEATURES values is right."""
@@ -80,12 +85,17 @@ class GhostGate:
         self, generated: str, trace: TokenTrace, rest: str, finished: bool, around: Surroundings
     ) -> tuple[Cut, float] | None:
         """The longest cut the gate passes, with its probability; None: show nothing."""
+        needed = self.threshold_at(around)
         best = None
         for cut in decodable(cuts(generated, trace, rest, finished), trace, self.decode_floor):
             p = self.probability(clipped(features(cut, trace, finished, around), self.decode_floor))
-            if p >= self.threshold:
+            if p >= needed:
                 best = (cut, p)
         return best
+
+    def threshold_at(self, around: Surroundings) -> float:
+        """The probability a cut at this cursor must reach."""
+        return self.threshold if around.region == "code" else self.prose_threshold
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +108,7 @@ class GhostGate:
             "scale": list(self.scale),
             "threshold": self.threshold,
             "decode_floor": self.decode_floor,
+            "prose_threshold": self.prose_threshold,
         }
 
     @classmethod
@@ -116,11 +127,14 @@ class GhostGate:
                 _floats(data["scale"], size),
                 float(data["threshold"]),
                 float(data["decode_floor"]),
+                float(data["prose_threshold"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise GateFileError(f"a malformed gate file: {exc}") from exc
         if not 0.0 < gate.decode_floor < 1.0 or any(s <= 0 for s in gate.scale):
             raise GateFileError("a malformed gate file: decode_floor or scale out of range")
+        if not 0.0 < gate.threshold <= gate.prose_threshold <= 1.0:
+            raise GateFileError("a malformed gate file: thresholds out of range")
         return gate
 
     @classmethod
@@ -180,4 +194,6 @@ def gate_for(stats: Mapping[str, Any], path: Path = SHIPPED_GATE) -> tuple[Ghost
     if not gate.fitted_for.matches(model, str(adapter) if adapter else None):
         log.info("ghost-text gate not used: fitted for %s, not this model", gate.fitted_for)
         return None, "off (fitted for another model or adapter: the token threshold alone)"
-    return gate, f"on (threshold {gate.threshold:.2f})"
+    return gate, (
+        f"on (threshold {gate.threshold:.2f}; {gate.prose_threshold:.2f} in comments and strings)"
+    )

@@ -22,10 +22,12 @@ def test_the_regression_learns_the_direction_of_a_feature() -> None:
 
 def test_the_longest_passing_cut_of_each_case_is_shown() -> None:
     points = [
-        Point(0, [], True, 3, 1),
-        Point(0, [], True, 6, 2),
-        Point(0, [], False, 0, 3),
-        Point(1, [], False, 0, 1),
+        Point(0, [], True, 3, 1, False),
+        Point(0, [], True, 6, 2, False),
+        Point(0, [], False, 0, 3, False),
+        Point(1, [], False, 0, 1, False),
+        Point(2, [], True, 4, 1, True),  # in a comment: the prose threshold
     ]
-    chosen = decide(points, [0.9, 0.8, 0.4, 0.3], 0.5)
+    chosen = decide(points, [0.9, 0.8, 0.4, 0.3, 0.8], 0.5, 0.95)
     assert list(chosen) == [0] and chosen[0].tokens == 2
+    assert list(decide(points, [0.9, 0.8, 0.4, 0.3, 0.8], 0.5)) == [0, 2]

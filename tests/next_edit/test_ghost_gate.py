@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,12 +40,18 @@ GENERATED = "second) "
 ADAPTER = SHIPPED_GATE.parent / "shadowtab-next-edit.lora.gguf"
 
 
-def the_gate(weights: dict[str, float], threshold: float = 0.5, floor: float = 0.3) -> GhostGate:
+def the_gate(
+    weights: dict[str, float],
+    threshold: float = 0.5,
+    floor: float = 0.3,
+    bias: float = 0.0,
+    prose: float = 0.9,
+) -> GhostGate:
     values = tuple(weights.get(name, 0.0) for name in FEATURES)
     ones = (1.0,) * len(FEATURES)
     zeros = (0.0,) * len(FEATURES)
     fitted = FittedFor("SmolLM2-135M-Instruct.Q4_1.gguf", None, None)
-    return GhostGate(fitted, values, 0.0, zeros, ones, threshold, floor)
+    return GhostGate(fitted, values, bias, zeros, ones, threshold, floor, prose)
 
 
 def test_every_token_boundary_is_a_cut_and_the_floor_ends_them() -> None:
@@ -93,12 +100,28 @@ def test_features_take_bounded_time_on_a_ten_megabyte_file() -> None:
 def test_the_gate_shows_the_longest_cut_it_passes_or_nothing() -> None:
     around = Surroundings.of(TEXT, len(TEXT), "a.py", {})
     # the probability rises with the least likely token: "sec" (0.9) passes, not "second"
-    gate = the_gate({"min_logp": 10.0}, threshold=0.5)
-    gate = GhostGate(gate.fitted_for, gate.weights, 3.0, gate.mean, gate.scale, 0.5, 0.3)
+    gate = the_gate({"min_logp": 10.0}, threshold=0.5, bias=3.0)
     chosen = gate.choose(GENERATED, TRACE, "", True, around)
     assert chosen is not None and chosen[0].text == "sec"
-    refusing = GhostGate(gate.fitted_for, gate.weights, -100.0, gate.mean, gate.scale, 0.5, 0.3)
+    refusing = replace(gate, bias=-100.0)
     assert refusing.choose(GENERATED, TRACE, "", True, around) is None
+
+
+def test_in_a_comment_or_string_the_gate_must_be_sure() -> None:
+    # the same continuation scores ~0.84 ("sec") in code, in a comment and in a string
+    gate = the_gate({"min_logp": 10.0}, threshold=0.5, bias=2.7, prose=0.9)
+    for text, shown in (
+        ("value = compute(first, second)\nother = compute(first, ", "sec"),
+        ("value = compute(first, second)\n# compute(first, ", None),
+        ('value = compute(first, second)\nhelp = "compute(first, ', None),
+    ):
+        around = Surroundings.of(text, len(text), "a.py", {})
+        chosen = gate.choose(GENERATED, TRACE, "", True, around)
+        assert (chosen[0].text if chosen else None) == shown, text
+    sure = replace(gate, prose_threshold=0.8)
+    comment = "value = compute(first, second)\n# compute(first, "
+    chosen = sure.choose(GENERATED, TRACE, "", True, Surroundings.of(comment, 49, "a.py", {}))
+    assert chosen is not None and chosen[0].text == "sec"
 
 
 def test_a_gate_file_round_trips_and_bad_files_are_refused(tmp_path: Path) -> None:
@@ -111,6 +134,8 @@ def test_a_gate_file_round_trips_and_bad_files_are_refused(tmp_path: Path) -> No
         {**gate.to_dict(), "features": ["min_logp"]},
         {**gate.to_dict(), "weights": [1.0]},
         {**gate.to_dict(), "decode_floor": 0.0},
+        {**gate.to_dict(), "prose_threshold": 0.2},  # below the threshold: not "sure"
+        {k: v for k, v in gate.to_dict().items() if k != "prose_threshold"},
     ):
         path.write_text(json.dumps(broken))
         with pytest.raises(GateFileError):
@@ -142,8 +167,7 @@ def test_the_completion_source_lets_a_matching_gate_choose_the_cut(tmp_path: Pat
     text = "x = compute(a, b)\ny = "
     situation = Situation("a.py", text, len(text))
     engine = ScriptedEngine()  # compute(a, b) with probabilities 0.97 0.95 0.9 0.4 0.99
-    gate = the_gate({"min_logp": 10.0}, threshold=0.5, floor=0.3)
-    gate = GhostGate(gate.fitted_for, gate.weights, 1.5, gate.mean, gate.scale, 0.5, 0.3)
+    gate = the_gate({"min_logp": 10.0}, threshold=0.5, floor=0.3, bias=1.5)
     path = tmp_path / "gate.json"
     path.write_text(json.dumps(gate.to_dict()))
     source = CompletionSource(lambda: engine, token_threshold=0.8, gate_path=path)  # type: ignore[arg-type, return-value]
@@ -172,4 +196,4 @@ def test_the_shipped_gate_is_fitted_for_the_shipped_adapter() -> None:
     merged = "/data/SmolLM2-135M-Instruct.Q4_1.merged-f5126f7699af.requant-q8_0.gguf"
     found, why = gate_for({"model": merged, "adapter": str(ADAPTER)})
     assert found == gate and why.startswith("on")
-    assert 0.0 < gate.decode_floor <= gate.threshold < 1.0
+    assert 0.0 < gate.decode_floor <= gate.threshold < gate.prose_threshold <= 1.0
