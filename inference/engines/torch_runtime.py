@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,6 +181,14 @@ class TorchRuntime:
 
             self._caches[seq] = DynamicCache(config=self.model.config)
         return self._caches[seq]
+
+    def interruptible(self) -> AbstractContextManager[None]:
+        """Passes are not stopped part-way here (a GPU pass is short; a CPU one is
+        warming's only cost)."""
+        return nullcontext()
+
+    def interrupt(self) -> None:
+        pass
 
     def close(self) -> None:
         self._caches.clear()

@@ -72,7 +72,12 @@ def test_warm_prefills_so_the_request_only_evaluates_the_tail(engine: LlamaCppEn
     assert result.stats.evaluated_prompt_tokens <= 6
 
 
-def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) -> None:
+def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEngine) -> None:
+    """Warming stops part-way through its pass for a real request (the runtime's
+    interrupt), keeps what earlier passes computed, and the cache answers as a cold
+    run would."""
+    passes = engine.warm("# warming passes\n" + long_code(400))  # ~130 tokens
+    one_pass = passes.seconds / passes.forward_passes
     prefix = "# preempted warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
     results = []
     warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
@@ -80,7 +85,7 @@ def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) 
     deadline = time.monotonic() + 10
     while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
         time.sleep(0.01)
-    time.sleep(0.3)
+    time.sleep(2.5 * one_pass)  # two passes done, the third in flight
     started = time.perf_counter()
     real = engine.complete(FIB, 1)
     waited = time.perf_counter() - started - real.stats.seconds
@@ -88,10 +93,15 @@ def test_warm_yields_to_a_real_request_within_one_batch(engine: LlamaCppEngine) 
     warm_stats = results[0]
     assert warm_stats.preempted
     assert 0 < warm_stats.evaluated_prompt_tokens < warm_stats.prompt_tokens
-    print(f"real request waited {waited:.3f}s for the warm batch to end")
-    # what warming computed before it yielded stays cached
+    print(f"real request waited {waited:.3f}s behind warming (a pass: {one_pass:.3f}s)")
+    assert waited < one_pass / 2
+    # what warming computed before it yielded stays cached, and answers as a cold run
     resident = engine.cache_info().resident_prefixes
     assert any(length >= warm_stats.evaluated_prompt_tokens for length in resident)
+    reused = engine.complete(prefix + "\ndef", 4)
+    assert reused.stats.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens - 1
+    engine.clear_cache()
+    assert engine.complete(prefix + "\ndef", 4).token_ids == reused.token_ids
 
 
 def test_a_rewrite_lends_the_engine_to_a_continuation_and_answers_the_same(

@@ -138,3 +138,34 @@ def test_an_urgent_call_never_lends() -> None:
     gate = RequestGate()
     with gate.real(urgent=True) as turn:
         assert not turn.lend_to_urgent()
+
+
+def test_a_real_request_interrupts_warming_but_not_another_real_call() -> None:
+    interrupts: list[str] = []
+    gate = RequestGate(interrupt_background=lambda: interrupts.append("interrupt"))
+    warming, release = threading.Event(), threading.Event()
+
+    def warm() -> None:
+        with gate.background():
+            warming.set()
+            release.wait(10)
+
+    warmer = threading.Thread(target=warm)
+    warmer.start()
+    assert warming.wait(10)
+    requester = threading.Thread(target=lambda: gate.real(urgent=True).__enter__())
+    requester.start()
+    wait_until(gate.real_waiting)
+    assert interrupts == ["interrupt"]
+    release.set()
+    for thread in (warmer, requester):
+        thread.join(10)
+    gate._release()  # the requester's hold (entered without a with block)
+    holder, release_real = held(gate)
+    behind = threading.Thread(target=lambda: gate.real().__enter__())
+    behind.start()
+    wait_until(gate.real_waiting)
+    assert interrupts == ["interrupt"]  # a real holder is not interrupted
+    release_real.set()
+    for thread in (holder, behind):
+        thread.join(10)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 import numpy.typing as npt
@@ -93,6 +94,12 @@ class PieceRuntime:
 
     def kv_bytes_per_token(self) -> int:
         return 1
+
+    def interruptible(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def interrupt(self) -> None:
+        return None
 
     def close(self) -> None:
         return None

@@ -14,6 +14,7 @@ from shadowtab.inference.engines.llama_cpp.weight_choice import (
     CHOICE_FILE,
     WeightChoice,
     WeightTiming,
+    built_kernels,
     choose_weights,
     cpu_signature,
     load_choice,
@@ -33,6 +34,11 @@ def test_the_cpu_signature_follows_the_model_and_the_flags() -> None:
     assert cpu_signature(CPU) == cpu_signature(same_flags_reordered)
     assert cpu_signature(CPU) != cpu_signature(CPU.replace("avx2", "avx512_bf16"))
     assert cpu_signature(CPU) != cpu_signature(CPU.replace("Some CPU", "Other CPU"))
+    # the same CPU with a llama.cpp built without AVX-512 kernels: measured again
+    avx512 = "CPU : AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1"
+    assert cpu_signature(CPU, avx512) != cpu_signature(CPU, avx512.replace("AVX512 = 1 | ", ""))
+    assert cpu_signature(CPU) == cpu_signature(CPU, built_kernels())
+    assert built_kernels().startswith("CPU")
 
 
 def test_faster_passes_make_the_expected_next_edit_shorter() -> None:

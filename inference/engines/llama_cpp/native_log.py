@@ -17,6 +17,14 @@ logger = logging.getLogger("shadowtab.llama_cpp.native")
 # the previous message)
 LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.DEBUG, 3: logging.INFO, 4: logging.WARNING}
 CONTINUATION = 5
+# What llama.cpp says when a pass is stopped on purpose (interrupt.py: a real request
+# interrupts warming), at its error and warning levels: debug lines for us.
+INTERRUPTED_PASS = (
+    "failed with error 1",  # GGML_STATUS_ABORTED
+    "compute status: 1",
+    "removing memory module entries",  # the stopped pass's positions
+    "failed to decode, ret = 2",
+)
 _pending: list[str] = []  # a message arrives in pieces; it is logged once a line ends
 _level = logging.DEBUG
 
@@ -31,7 +39,8 @@ def _on_native_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None
         message = "".join(_pending).rstrip()
         _pending.clear()
         if message:
-            logger.log(_level, "%s", message)
+            interrupted = any(marker in message for marker in INTERRUPTED_PASS)
+            logger.log(logging.DEBUG if interrupted else _level, "%s", message)
 
 
 def route_native_logs() -> None:

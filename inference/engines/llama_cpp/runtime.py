@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +15,10 @@ import numpy.typing as npt
 
 from ..api import EngineError, ModelLoadError
 from ..kv_types import KV_TYPES, KvType
+from ..local.runtime import Interrupted
 from ..model_files import check_gguf_file
 from . import adapter as lora
+from .interrupt import ABORTED, PassInterrupt
 from .native_log import route_native_logs
 
 route_native_logs()
@@ -131,6 +134,7 @@ class LlamaRuntime:
         self._ctx: ctypes.c_void_p | None = None
         self._batch: llama_cpp.llama_batch | None = None
         self._adapter: object | None = None  # llama.cpp frees it with the model
+        self._interrupt = PassInterrupt()
         self.threads_now = 0
 
     def open_context(self, config: ContextConfig) -> None:
@@ -155,6 +159,8 @@ class LlamaRuntime:
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, 1)
+        # n_ubatch = n_batch: a pass is one micro-batch, all of which an abort removes
+        self._interrupt.install(ctx)
 
     def attach_adapter(
         self, path: Path, scale: float = 1.0, formats: Collection[str] | None = None
@@ -230,6 +236,8 @@ class LlamaRuntime:
             batch.seq_id[i][0] = seq
             batch.logits[i] = i in wanted
         status = llama_cpp.llama_decode(self._ctx, batch)
+        if status == ABORTED:
+            raise Interrupted(f"a pass of {count} tokens was interrupted")
         if status != 0:
             raise EngineError(f"llama_decode failed with status {status}")
         rows = len(wanted)
@@ -237,6 +245,12 @@ class LlamaRuntime:
             return np.empty((0, self.shape.n_vocab), dtype=np.float32)
         pointer = llama_cpp.llama_get_logits(self._ctx)
         return np.ctypeslib.as_array(pointer, shape=(rows, self.shape.n_vocab))
+
+    def interruptible(self) -> AbstractContextManager[None]:
+        return self._interrupt.armed()
+
+    def interrupt(self) -> None:
+        self._interrupt.interrupt()
 
     def seq_remove(self, seq: int, start: int, end: int = -1) -> None:
         if not llama_cpp.llama_memory_seq_rm(self._memory, seq, start, end):

@@ -2,8 +2,9 @@
 
 Which type answers a next edit fastest depends on the CPU (BF16 where the CPU has BF16
 kernels, F16 or Q8_0 elsewhere: docs/MEASUREMENTS.md), so at first start, and again when
-the CPU changes, each candidate is made from the packaged Q4_1 (requantized once, cached
-beside the others), loaded and timed: a decode step and passes of PASS_SIZES tokens.
+the CPU or llama.cpp's build changes, each candidate is made from the packaged Q4_1
+(requantized once, cached beside the others), loaded and timed: a decode step and passes
+of PASS_SIZES tokens.
 The one with the lowest expected next-edit time (a cold prompt prefilled, then a rewrite
 that copies most of its draft) wins. The choice, the timings and the CPU they were
 measured on are kept in the data dir; `daemon status` shows them. Candidates are the
@@ -30,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import llama_cpp
 
 from ..local.cpu_load import CPUINFO, CpuTimes, others_busy, physical_cores, read_times
 from .requantize import requantize
@@ -112,21 +115,29 @@ class WeightChoice:
         return None
 
 
-def cpu_signature(cpuinfo: str | None = None) -> str:
-    """The CPU's model name, feature flags and core count, hashed: the timings hold for
-    this CPU only."""
+def cpu_signature(cpuinfo: str | None = None, kernels: str | None = None) -> str:
+    """The CPU's model name, feature flags and core count, and the kernels llama.cpp
+    was built with (built_kernels()), hashed: the timings hold for this CPU and this
+    build only (a build without AVX-512 kernels on the same CPU is another machine)."""
     try:
         text = CPUINFO.read_text() if cpuinfo is None else cpuinfo
     except OSError:
         text = ""
+    kernels = built_kernels() if kernels is None else kernels
     first = text.split("\n\n")[0]
     fields = dict(
         (key.strip(), value.strip())
         for key, _, value in (line.partition(":") for line in first.splitlines())
     )
     flags = " ".join(sorted(fields.get("flags", "").split()))
-    raw = f"{fields.get('model name', '?')}|{flags}|{physical_cores(text)}"
+    raw = f"{fields.get('model name', '?')}|{flags}|{physical_cores(text)}|{kernels}"
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def built_kernels() -> str:
+    """llama.cpp's CPU features line ("CPU : SSE3 = 1 | AVX2 = 1 | ...")."""
+    info = llama_cpp.llama_print_system_info().decode(errors="replace")
+    return next((part for part in info.split("\n") if part.startswith("CPU")), info).strip()
 
 
 def choose_weights(

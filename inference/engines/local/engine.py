@@ -37,13 +37,13 @@ from .generation import (
 )
 from .healing import Vocabulary
 from .kv_cache import PrefixCache
-from .runtime import Runtime
+from .runtime import Interrupted, Runtime
 from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
-WARM_CHUNK = 64  # warming yields to a real request within one such batch
+WARM_CHUNK = 64  # warming passes (a real request interrupts one part-way: scheduling.py)
 MB = 1024 * 1024
 
 
@@ -90,7 +90,7 @@ class LocalEngine(Generic[R]):
         self.n_ctx = n_ctx
         self.n_threads = n_threads or physical_cores()
         self.kv_cache_mb = kv_cache_mb
-        self._gate = RequestGate()
+        self._gate = RequestGate(interrupt_background=self._interrupt_warming)
         self._state = "idle"
         self._runtime: R | None = None
         self._cache: PrefixCache | None = None
@@ -128,6 +128,12 @@ class LocalEngine(Generic[R]):
             self._runtime, self._cache, self._vocabulary = None, None, None
             self._state = "closed"
 
+    def _interrupt_warming(self) -> None:
+        """A real request waits behind warming (RequestGate): stop its pass in flight."""
+        runtime = self._runtime
+        if runtime is not None:
+            runtime.interrupt()
+
     def _ready(self) -> tuple[R, PrefixCache]:
         if self._runtime is None or self._cache is None:
             raise EngineNotReady(f"the model is not ready (engine state: {self._state})")
@@ -159,8 +165,9 @@ class LocalEngine(Generic[R]):
             )
             stats.reused_prompt_tokens = placement.reused
             try:
-                prefill_only(writer, tokens, WARM_CHUNK)
-            except Preempted:
+                with runtime.interruptible():
+                    prefill_only(writer, tokens, WARM_CHUNK)
+            except (Preempted, Interrupted):
                 stats.preempted = True
             finally:
                 cache.record(writer.seq, writer.tokens)

@@ -5,10 +5,15 @@ implement it. A sequence is a numbered KV cache row set; positions are token ind
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+
+class Interrupted(Exception):
+    """A forward pass stopped part-way by Runtime.interrupt(): nothing of it was kept."""
 
 
 class Runtime(Protocol):
@@ -48,6 +53,16 @@ class Runtime(Protocol):
 
     def kv_bytes_per_token(self) -> int:
         """What one cached token costs in the KV cache (the prefix cache's budget unit)."""
+        ...
+
+    def interruptible(self) -> AbstractContextManager[None]:
+        """Forward passes inside may be stopped part-way by interrupt(): decode then
+        raises Interrupted and the sequence is as before the pass (warming)."""
+        ...
+
+    def interrupt(self) -> None:
+        """From any thread: stop the interruptible pass in flight, if any; outside
+        interruptible() nothing (a runtime that cannot stop a pass ignores it)."""
         ...
 
     def close(self) -> None: ...

@@ -1,13 +1,14 @@
-"""Serializing engine calls: real requests go first, warming yields to them within one
-batch, a rewrite lends the engine to a waiting plain continuation between two passes;
-cancel events are checked before every forward pass."""
+"""Serializing engine calls: real requests go first, warming yields to them at once (its
+pass in flight is interrupted where the runtime can), a rewrite lends the engine to a
+waiting plain continuation between two passes; cancel events are checked before every
+forward pass."""
 
 from __future__ import annotations
 
 import heapq
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..api import CancelFlag, Cancelled
@@ -41,11 +42,15 @@ class RequestGate:
     arrival: a plain continuation (ghost text's fallback, a few tokens) before a rewrite
     (a window), so it does not queue behind other editors' rewrites that came first; a
     rewrite already running lends the engine to it between two passes
-    (Turn.lend_to_urgent). Warming runs only while no real request waits."""
+    (Turn.lend_to_urgent). Warming runs only while no real request waits;
+    `interrupt_background` is called when one starts waiting behind it (to stop the
+    warming pass in flight)."""
 
-    def __init__(self) -> None:
+    def __init__(self, interrupt_background: Callable[[], None] | None = None) -> None:
         self._turns = threading.Condition()
         self._busy = False
+        self._background = False  # the engine's holder is warming
+        self._interrupt_background = interrupt_background
         self._waiting: list[Ticket] = []  # a heap
         self._arrivals = itertools.count()
 
@@ -76,6 +81,8 @@ class RequestGate:
         """With the condition's lock held: queue `ticket`, wait until it is first and the
         engine free, take the engine."""
         heapq.heappush(self._waiting, ticket)
+        if self._background and self._interrupt_background is not None:
+            self._interrupt_background()
         try:
             while self._busy or self._waiting[0] != ticket:
                 self._turns.wait()
@@ -90,7 +97,7 @@ class RequestGate:
         with self._turns:
             while self._busy or self._waiting:
                 self._turns.wait()
-            self._busy = True
+            self._busy = self._background = True
         try:
             yield
         finally:
@@ -109,7 +116,7 @@ class RequestGate:
 
     def _release(self) -> None:
         with self._turns:
-            self._busy = False
+            self._busy = self._background = False
             self._turns.notify_all()
 
 
