@@ -2,7 +2,7 @@
 $/cancelRequest and by the next keystroke in the same document, with debounced warming.
 
 Warming runs in its own thread (warming.py), at low priority inside the engine (a real
-request preempts it within one batch), and is not cancelled by keystrokes: what it
+request interrupts its pass in flight), and is not cancelled by keystrokes: what it
 prefilled for the last keystroke's prompt is the prefix of the next one's (the formats
 put the part that changes while typing last), so it carries on until a newer warm of
 the same document takes over where it stopped."""

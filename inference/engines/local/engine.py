@@ -43,7 +43,7 @@ from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
-WARM_CHUNK = 64  # warming passes (a real request interrupts one part-way: scheduling.py)
+WARM_CHUNK = 64  # warming passes (a real request stops one in its first half: interrupt.py)
 MB = 1024 * 1024
 
 
