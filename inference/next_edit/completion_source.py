@@ -171,7 +171,7 @@ def ghost_candidate(
         generated, reason = generated[: trace.sure_length(threshold)], "unsure"
     # cut where the model stopped being sure: what it did write is a finished prefix
     finished = reason in ("eos", "stop", "unsure")
-    text = rejoined(unescape(generated), rest, finished)
+    text = rejoined(unescape(generated), rest, finished, cut=reason in ("unsure", "length"))
     if text is None or not text.strip():
         return None
     score = _mean_probability(completion, index, len(text))

@@ -98,7 +98,8 @@ def cuts(generated: str, trace: TokenTrace, rest: str, finished: bool) -> list[C
     found = []
     for count, end in enumerate(trace.offsets, start=1):
         at_end = count == len(trace.offsets)
-        text = rejoined(unescape(generated[:end]), rest, finished or not at_end)
+        cut = not at_end or not finished  # decoding stopped it before its end of line
+        text = rejoined(unescape(generated[:end]), rest, finished or not at_end, cut)
         if text is not None and text.strip():
             found.append(Cut(count, text))
     return found

@@ -1,5 +1,6 @@
 """Ghost text in the middle of a line: the continuation must re-join the rest of the
-line; what comes before it is the insertion, and one that never re-joins is dropped."""
+line; what comes before it is the insertion, and one that never re-joins is dropped,
+unless decoding cut it before its own end (a sure start of an insertion)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,17 @@ def test_the_insertion_ends_where_the_rest_of_the_line_is_written_again() -> Non
 def test_a_continuation_that_never_rejoins_code_is_dropped() -> None:
     assert rejoined("2],", '", "zope.interface"],', finished=True) is None
     assert rejoined("os", "from mock import patch", finished=True) is None
+
+
+def test_a_continuation_cut_before_its_end_is_inserted_before_the_rest() -> None:
+    # `from sympy.codegen.abst|nodes import List`: the model, sure of "ract_", unsure next
+    assert rejoined("ract_", "nodes import List", finished=True, cut=True) == "ract_"
+    # the model's own end of line that does not re-join stays a conflict
+    assert rejoined("ract_nodes import Tuple", "nodes import List", True, cut=False) is None
+    assert rejoined("ract_nodes", "nodes import List", finished=True, cut=True) == "ract_"
+    # a cut that starts writing the rest again would duplicate it
+    assert rejoined("(x", "(x)", finished=True, cut=True) is None
+    assert rejoined("fr", "from mock import patch", finished=True, cut=True) is None
 
 
 def test_a_chance_match_of_one_or_two_characters_is_not_a_rejoin() -> None:
