@@ -1,7 +1,7 @@
-"""Serializing engine calls: real requests go first, warming yields to them at once (its
-pass in flight is interrupted where the runtime can), a rewrite lends the engine to a
-waiting plain continuation between two passes; cancel events are checked before every
-forward pass."""
+"""Serializing engine calls: real requests go first, warming yields to them within half
+a pass (the runtime interrupts a warming pass in its first half), a rewrite lends the
+engine to a waiting plain continuation between two passes; cancel events are checked
+before every forward pass."""
 
 from __future__ import annotations
 
