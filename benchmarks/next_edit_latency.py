@@ -327,9 +327,9 @@ def kernels_kind() -> str:
     """The vector kernels llama.cpp was built with ("avx512", "avx2" or "other"): a build
     without AVX-512 on an AVX-512 CPU runs the AVX2 machine's kernels (not its clock)."""
     try:
-        import llama_cpp
+        from shadowtab.inference.engines.llama_cpp.weight_choice import built_kernels
 
-        info = llama_cpp.llama_print_system_info().decode()
+        info = built_kernels()
     except Exception:  # no llama.cpp, or one without the call: say so, measure anyway
         return "unknown"
     return "avx512" if "AVX512 = 1" in info else "avx2" if "AVX2 = 1" in info else "other"

@@ -21,12 +21,13 @@ def waiting_count_is(gate: RequestGate, count: int) -> Callable[[], bool]:
     return lambda: gate.waiting() == count
 
 
-def held(gate: RequestGate) -> tuple[threading.Thread, threading.Event]:
-    """A thread holding the gate as a real call until the returned event is set."""
+def held(gate: RequestGate, warming: bool = False) -> tuple[threading.Thread, threading.Event]:
+    """A thread holding the gate as a real call (or as warming) until the returned event
+    is set."""
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with gate.real():
+        with gate.background() if warming else gate.real():
             holding.set()
             release.wait(10)
 
@@ -143,29 +144,18 @@ def test_an_urgent_call_never_lends() -> None:
 def test_a_real_request_interrupts_warming_but_not_another_real_call() -> None:
     interrupts: list[str] = []
     gate = RequestGate(interrupt_background=lambda: interrupts.append("interrupt"))
-    warming, release = threading.Event(), threading.Event()
 
-    def warm() -> None:
-        with gate.background():
-            warming.set()
-            release.wait(10)
+    def request() -> None:
+        with gate.real(urgent=True):
+            pass
 
-    warmer = threading.Thread(target=warm)
-    warmer.start()
-    assert warming.wait(10)
-    requester = threading.Thread(target=lambda: gate.real(urgent=True).__enter__())
-    requester.start()
-    wait_until(gate.real_waiting)
-    assert interrupts == ["interrupt"]
-    release.set()
-    for thread in (warmer, requester):
-        thread.join(10)
-    gate._release()  # the requester's hold (entered without a with block)
-    holder, release_real = held(gate)
-    behind = threading.Thread(target=lambda: gate.real().__enter__())
-    behind.start()
-    wait_until(gate.real_waiting)
-    assert interrupts == ["interrupt"]  # a real holder is not interrupted
-    release_real.set()
-    for thread in (holder, behind):
-        thread.join(10)
+    for warming, expected in ((True, ["interrupt"]), (False, [])):
+        interrupts.clear()
+        holder, release = held(gate, warming)
+        requester = threading.Thread(target=request)
+        requester.start()
+        wait_until(gate.real_waiting)
+        assert interrupts == expected  # a real holder is not interrupted
+        release.set()
+        for thread in (holder, requester):
+            thread.join(10)
