@@ -10,7 +10,9 @@ count, side by side in one run. Prints one JSON line.
   prompt cached on both sides first; the server plain (greedy, no draft) and with
   n-gram speculation from its context (`--spec-type ngram-simple`), ours speculative with
   the original code as the draft. Generated tokens per second of wall time, and ours over
-  the server's best mode (target >= 1.3).
+  the server's best mode (target >= 1.3). Ours twice: as the daemon runs it (a rewrite
+  stops once it has re-joined the original and takes the rest from it: those tokens
+  count as written) and decoding to the end as the server does (`ours_to_the_end`).
 
 Both sides decode greedily, so the outputs should be equal: mismatches are counted (a
 near-tie can flip under different batch shapes). The engine runs without the next-edit
@@ -36,7 +38,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +132,22 @@ def ours_complete(engine: LlamaCppEngine) -> Side:
 
 def ours_rewrite(engine: LlamaCppEngine, draft: str) -> Side:
     return lambda prompt, max_tokens: timed(lambda: engine.rewrite(prompt, draft, max_tokens))
+
+
+def ours_rewrite_to_the_end(engine: LlamaCppEngine, draft: str) -> Side:
+    """Decoding every token as the server does: the rewrite does not stop once it has
+    re-joined the original (the engine's default takes the rest from the original, and
+    its tokens count as written ones), so this row compares the decoding alone."""
+    policy = engine._draft_policy()
+
+    def call(prompt: str, max_tokens: int) -> Answer:
+        engine._policy = replace(policy, stop_after_rejoined_lines=0)
+        try:
+            return timed(lambda: engine.rewrite(prompt, draft, max_tokens))
+        finally:
+            engine._policy = policy
+
+    return call
 
 
 def server_binary(given: Path | None) -> Path | None:
@@ -255,7 +273,10 @@ def answer_case(
     """One rewrite on every side, its prompt cached on each first; who goes first rotates
     with `turn`."""
     prompt, code = case
-    sides: dict[str, Side] = {"ours": ours_rewrite(engine, code)}
+    sides: dict[str, Side] = {
+        "ours": ours_rewrite(engine, code),
+        "ours_to_the_end": ours_rewrite_to_the_end(engine, code),
+    }
     sides |= {name: server.complete for name, server in servers.items()}
     engine.warm(prompt)
     for server in servers.values():
@@ -271,7 +292,7 @@ def rewrites(
 ) -> dict[str, Any]:
     """Tokens per second of wall time over all cases (tok_s_own: of the time each side
     reports, the server's without HTTP), and where outputs differ from the plain server's."""
-    names = ["ours", *servers]
+    names = ["ours", "ours_to_the_end", *servers]
     seconds, own_seconds = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
     tokens = dict.fromkeys(names, 0)
     differ_at: dict[str, list[str]] = {name: [] for name in names if name != "server_plain"}
@@ -298,6 +319,7 @@ def rewrites(
         "tok_s_own": {name: round(tokens[name] / own_seconds[name], 1) for name in names},
         "server_best": best,
         "ours_over_server_best": round(speeds["ours"] / speeds[best], 3),
+        "ours_to_the_end_over_server_best": round(speeds["ours_to_the_end"] / speeds[best], 3),
         "mismatches_vs_server_plain": {name: len(at) for name, at in differ_at.items()},
         "mismatch_at": differ_at,  # character of the output where it first differs / its length
     }

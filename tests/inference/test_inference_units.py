@@ -63,6 +63,23 @@ def test_draft_cursor_realigns_after_deletion_and_insertion() -> None:
     assert follow(cursor, produced)[-1] == 26
 
 
+def test_a_rejoin_the_next_pass_refutes_does_not_move_the_anchor() -> None:
+    """A 3-token match far ahead is chance when the pass after it is rejected at once: the
+    search goes on around the spot before it, where the output does re-join later."""
+    draft = [*range(100, 130), 7, 8, 9, *range(140, 400)]  # 7 8 9 at 30..32
+    cursor = DraftCursor(draft, DraftPolicy(match_tokens=3, search_back=16))
+    output = [*draft[:5], 1, 7, 8, 9]  # an edit whose tail matches far ahead
+    follow(cursor, output)
+    assert cursor.pos == 33
+    proposed = len(cursor.proposal())
+    output.append(2)  # the confirming pass: its first token rejected
+    cursor.advance(proposed, 0, 2, output)
+    assert cursor.pos is None
+    output += draft[6:9]  # the true re-join, next to the edit
+    follow(cursor, draft[6:9])
+    assert cursor.pos == 9
+
+
 def test_draft_length_adapts() -> None:
     cursor = DraftCursor(list(range(400)), DraftPolicy(ladder=(2, 4, 8, 63), k_start=4))
     output = [0]
@@ -213,6 +230,22 @@ def test_a_long_prompt_branching_off_a_short_one_forks_it() -> None:
     newline = [*continuation[:-1], *range(800, 812)]  # a line further: still a newer version
     cache.record(typed.seq, [*continuation, 725, 726])
     assert cache.place(newline, len(newline)).seq == first.seq
+
+
+def test_a_warm_stopped_part_way_is_continued_in_place_by_the_same_prompt() -> None:
+    """The next keystroke stops a warm after its first batch: the same prompt's next warm
+    goes on in that sequence, and another prompt sharing only the head still forks."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=4, capacity_tokens=1000, n_cells=1000)
+    next_edit = list(range(100, 400))
+    stopped = cache.place(next_edit, len(next_edit), need_logits=False)
+    cache.record(stopped.seq, next_edit[:64])  # one batch, then the keystroke
+    resumed = cache.place(next_edit, len(next_edit), need_logits=False)
+    assert (resumed.seq, resumed.reused) == (stopped.seq, 64)
+    assert not [c for c in ops.calls if c[0] == "cp"]
+    cache.record(resumed.seq, next_edit[:128])
+    other = [*next_edit[:128], *range(900, 1200)]  # another prompt, 300 tokens longer
+    assert cache.place(other, len(other)).seq != stopped.seq
 
 
 def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:

@@ -100,6 +100,8 @@ class DraftCursor:
         self.k = self.policy.k_start
         self.pos: int | None = 0  # None: inside an edited stretch, drafting paused
         self._last_aligned = 0
+        # the aligned spot before a re-join not yet confirmed by a pass (None: none pending)
+        self._anchor_before_rejoin: int | None = None
         self._k_before_edit = self.policy.k_min
         self._confirming = False  # re-joined; the next fully accepted pass confirms it
         # where the output last re-joined the draft after a change (None: no change yet,
@@ -129,17 +131,20 @@ class DraftCursor:
         if self.pos is not None:
             self.pos += accepted
             self._adapt(proposed, accepted)
+            refuted = self._settle_rejoin(proposed, accepted)
             if self.pos < len(self.draft) and self.draft[self.pos] == model_token:
                 self.pos += 1
                 self._last_aligned = self.pos
                 return
-            self._last_aligned = self.pos
+            self._last_aligned = self.pos if refuted is None else refuted
             self._k_before_edit = self.k
             self.pos = None  # divergence: the model is editing here
             self.rejoined_at = None
+        anchor = self._last_aligned
         self.pos = self._realign(output)
         if self.pos is None:
             return
+        self._anchor_before_rejoin = anchor
         self.rejoined_at = self.pos
         if self._rest_ok:  # a confirming pass, as long as the ladder's resume would be
             resume = max(self.policy.confirm_tokens, self._k_before_edit // 2)
@@ -147,6 +152,18 @@ class DraftCursor:
             self._confirming = True
         else:  # resume at half the draft length that worked before the edit
             self.k = self.policy.at_most(max(self.policy.k_min, self._k_before_edit // 2))
+
+    def _settle_rejoin(self, proposed: int, accepted: int) -> int | None:
+        """After the first pass since a re-join: the anchor from before it when that pass
+        refuted it (a 3-token match far from the anchor is often chance: it was not
+        accepted whole nor for confirm_tokens), else None. A refuted re-join must not move
+        the anchor, or the true one falls outside the search window for good."""
+        anchor, self._anchor_before_rejoin = self._anchor_before_rejoin, None
+        if anchor is None or proposed == 0:
+            self._anchor_before_rejoin = anchor if proposed == 0 else None
+            return None
+        confirmed = accepted == proposed or accepted >= self.policy.confirm_tokens
+        return None if confirmed else anchor
 
     def _adapt(self, proposed: int, accepted: int) -> None:
         """Longer after a fully accepted pass while that lowers the expected cost per
