@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from shadowtab.inference.engines.local.draft import (
     steps_per_token,
 )
 from shadowtab.inference.engines.local.kv_cache import PrefixCache, common_prefix_length
+from shadowtab.inference.engines.local.lookup import lookup_draft
 from shadowtab.inference.engines.text_output import TextAssembler
 
 
@@ -232,22 +234,6 @@ def test_a_long_prompt_branching_off_a_short_one_forks_it() -> None:
     assert cache.place(newline, len(newline)).seq == first.seq
 
 
-def test_a_warm_stopped_part_way_is_continued_in_place_by_the_same_prompt() -> None:
-    """The next keystroke stops a warm after its first batch: the same prompt's next warm
-    goes on in that sequence, and another prompt sharing only the head still forks."""
-    ops = RecordingOps()
-    cache = PrefixCache(ops, n_slots=4, capacity_tokens=1000, n_cells=1000)
-    next_edit = list(range(100, 400))
-    stopped = cache.place(next_edit, len(next_edit), need_logits=False)
-    cache.record(stopped.seq, next_edit[:64])  # one batch, then the keystroke
-    resumed = cache.place(next_edit, len(next_edit), need_logits=False)
-    assert (resumed.seq, resumed.reused) == (stopped.seq, 64)
-    assert not [c for c in ops.calls if c[0] == "cp"]
-    cache.record(resumed.seq, next_edit[:128])
-    other = [*next_edit[:128], *range(900, 1200)]  # another prompt, 300 tokens longer
-    assert cache.place(other, len(other)).seq != stopped.seq
-
-
 def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:
     """A rewrite that lent the engine keeps its sequence while a continuation runs."""
     ops = RecordingOps()
@@ -363,7 +349,8 @@ def test_an_alternative_caught_in_a_loop_is_abandoned_though_it_keeps_realigning
     sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0)  # type: ignore[arg-type]
     speculative(writer, first, draft, sink, RequestStats(), DraftPolicy(), Branch([], draft[0]))
     assert sink.result.finish == "abandoned"
-    assert writer.passes <= BRANCH_PATIENCE + 8 and len(sink.result.tokens) < 60
+    # passes are what it costs; a lookup drafts the repeats, so a pass may write several
+    assert writer.passes <= BRANCH_PATIENCE + 8 and len(sink.result.tokens) < 100
 
 
 class LinedRuntime(ScriptedRuntime):
@@ -423,6 +410,67 @@ def test_a_second_change_after_the_rejoin_is_given_up() -> None:
     assert 120 in stopped.result.tokens and 121 not in stopped.result.tokens
     full = rewrite(model, draft, DraftPolicy(stop_after_rejoined_lines=0))
     assert 121 in full.result.tokens
+
+
+def inserting(block: list[int], at: int, draft: list[int]) -> Callable[[list[int]], int]:
+    """A model (after a 1-token prompt and `block` in the prompt) that copies `draft`
+    but inserts `block` before draft[at]."""
+    target = [*draft[:at], *block, *draft[at:]]
+    offset = 1 + len(block)  # the prompt: [1, *block]
+    return lambda tokens: target[len(tokens) - offset] if len(tokens) - offset < len(target) else 0
+
+
+def looked_up_rewrite(
+    policy: DraftPolicy, unsure: Sequence[int] = (), then_original: bool = False
+) -> TokenSink:
+    """The model inserts 30 tokens the prompt holds before draft[20]; in the prompt they
+    are followed by the original's next tokens when `then_original`."""
+    block = list(range(70, 100))
+    draft = list(range(10, 60))
+    prompt = [1, *block, *(draft[20:30] if then_original else [])]
+    # output token i is predicted by the row at sequence position len(prompt) - 1 + i
+    offset = len(prompt) - 1
+    target = inserting(block, 20, draft)
+    model = lambda tokens: target(tokens[: 1 + len(block)] + tokens[len(prompt) :])  # noqa: E731
+    runtime = UnsureRuntime(model, {offset + i for i in unsure})
+    writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
+    first = prefill(writer, prompt, 8)
+    sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0, min_token_p=0.5)  # type: ignore[arg-type]
+    speculative(writer, first, draft, sink, RequestStats(), policy)
+    sink.passes = writer.passes  # type: ignore[attr-defined]
+    return sink
+
+
+def test_lookup_drafts_what_follows_the_latest_earlier_occurrence() -> None:
+    history = [5, 6, 7, 1, 2, 9, 9, 5, 6, 7, 3, 4, 8, 5, 6, 7]
+    assert lookup_draft(history, 3, 2) == [3, 4]  # the latest, not the first, occurrence
+    assert lookup_draft(history, 4, 2) == []  # 8 5 6 7 occurs nowhere before
+    assert lookup_draft(history, 0, 2) == lookup_draft(history, 3, 0) == []
+
+
+def test_an_inserted_stretch_the_prompt_holds_is_drafted_from_it() -> None:
+    off = replace(DraftPolicy(stop_after_rejoined_lines=0), lookup_match_tokens=0)
+    looked_up = looked_up_rewrite(replace(off, lookup_match_tokens=4))
+    plain = looked_up_rewrite(off)
+    assert looked_up.result.tokens == plain.result.tokens
+    assert looked_up.passes < plain.passes - 10  # type: ignore[attr-defined]
+
+
+def test_a_looked_up_copy_of_the_original_is_not_judged() -> None:
+    """Where the looked-up tokens re-join the original, they are copies, as in a
+    single-token step: an unsure one there does not stop the rewrite."""
+    policy = DraftPolicy(stop_after_rejoined_lines=0, lookup_match_tokens=4)
+    copied = 20 + 30 + 4  # draft[24], written after the insertion, drafted by the lookup
+    kept = looked_up_rewrite(policy, unsure=[copied], then_original=True)
+    assert kept.result.finish != "unsure" and len(kept.result.tokens) > copied
+
+
+def test_a_looked_up_token_is_judged_as_a_change() -> None:
+    """The inserted stretch is not the original: an unsure token in it stops the rewrite
+    though a lookup proposed it."""
+    policy = DraftPolicy(stop_after_rejoined_lines=0, lookup_match_tokens=4)
+    stopped = looked_up_rewrite(policy, unsure=[20 + 12])
+    assert stopped.result.finish == "unsure" and len(stopped.result.tokens) == 32
 
 
 class UnsureRuntime(LinedRuntime):

@@ -15,6 +15,7 @@ from ..api import RequestStats
 from ..text_output import TextAssembler
 from .draft import DraftCursor, DraftPolicy, whole_lines
 from .healing import Healing
+from .lookup import lookup_draft
 from .runtime import Runtime
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
@@ -69,11 +70,6 @@ def log_prob(row: Logits, token: int) -> float:
     """log softmax(row)[token], computed stably."""
     peak = float(row.max())
     return float(row[token]) - peak - float(np.log(np.exp(row - peak).sum()))
-
-
-def top2_margin(row: Logits) -> float:
-    top2 = np.partition(row, -2)[-2:]
-    return float(top2[1] - top2[0])
 
 
 def gap_of(row: Logits, token: int) -> float:
@@ -215,7 +211,7 @@ def greedy(writer: SequenceWriter, first: Logits, sink: TokenSink) -> None:
     row = sink.constrain(first)
     while True:
         token = int(np.argmax(row))
-        if sink.push(token, top2_margin(row), log_prob(row, token)):
+        if sink.push(token, gap_of(row, token), log_prob(row, token)):
             return
         row = sink.constrain(writer.eval([token], [0])[0])
 
@@ -251,7 +247,8 @@ def speculative(
         if branch is not None and idle > BRANCH_PATIENCE:
             sink.result.finish = "abandoned"  # an alternative that left the draft for good
             return
-        proposal = cursor.proposal()[: max(0, sink.max_tokens - len(sink.result.tokens))]
+        proposal, looked_up = _proposal(cursor, writer.tokens, token)
+        proposal = proposal[: max(0, sink.max_tokens - len(sink.result.tokens))]
         proposal = proposal[: _until_rejoined(cursor, line_ends)]
         base = len(writer.tokens)
         inputs = [token, *proposal]
@@ -262,20 +259,61 @@ def speculative(
         stats.draft_tokens += len(proposal)
         stats.accepted_draft_tokens += accepted
         output.extend([*proposal[:accepted], token])
-        before = cursor.pos
-        changed = not copies_draft(draft, None if before is None else before + accepted, token)
-        cursor.advance(verdict.judged, accepted, token, output)
+        kept_tokens = [*proposal[:accepted], token]
+        if looked_up:
+            judged = _follow_one_by_one(cursor, draft, output, kept_tokens, line_ends)
+            kept_tokens = kept_tokens[: len(judged)]  # to where the rewrite stops
+        else:
+            before = cursor.pos
+            at = None if before is None else before + accepted
+            judged = [False] * accepted + [not copies_draft(draft, at, token)]
+            cursor.advance(verdict.judged, accepted, token, output)
         reached = cursor.pos if cursor.pos is not None else furthest
         idle, furthest = (0, reached) if reached > furthest else (idle + 1, furthest)
-        kept_tokens = [*proposal[:accepted], token]
-        judged = [False] * accepted + [changed]
-        kept = zip(kept_tokens, verdict.gaps, verdict.logprobs, judged, strict=True)
+        n = len(kept_tokens)
+        kept = zip(kept_tokens, verdict.gaps[:n], verdict.logprobs[:n], judged, strict=True)
         for kept_token, gap, logprob, is_change in kept:
             if sink.push(kept_token, gap, logprob, is_change):
                 return
         if rejoined(cursor, line_ends, cursor.policy.stop_after_rejoined_lines):
             stats.copied_tokens += copy_rest(sink, draft, cursor.pos or 0)
             return
+
+
+def _proposal(
+    cursor: DraftCursor, evaluated: Sequence[int], pending: int
+) -> tuple[list[int], bool]:
+    """What the next pass verifies after `pending`: the original's next tokens, or, where
+    the output has left it, a lookup in the prompt and the output (True: looked up)."""
+    proposal = cursor.proposal()
+    if proposal or cursor.pos is not None:
+        return proposal, False
+    policy = cursor.policy
+    history = [*evaluated, pending]
+    found = lookup_draft(history, policy.lookup_match_tokens, policy.lookup_tokens)
+    return found, bool(found)
+
+
+def _follow_one_by_one(
+    cursor: DraftCursor,
+    draft: Sequence[int],
+    output: Sequence[int],
+    kept: Sequence[int],
+    line_ends: Sequence[bool],
+) -> list[bool]:
+    """The cursor told of a looked-up pass's kept tokens (the end of `output`) one at a
+    time, as single-token steps would have told it: it re-joins the original where they
+    do, and each token is judged as a change unless it copies the original there. Per
+    token up to where the rewrite stops at re-join (the rest is not kept): whether it is
+    a change."""
+    start = len(output) - len(kept)
+    changes = []
+    for i, token in enumerate(kept):
+        changes.append(not copies_draft(draft, cursor.pos, token))
+        cursor.advance(0, 0, token, output[: start + i + 1])
+        if rejoined(cursor, line_ends, cursor.policy.stop_after_rejoined_lines):
+            break
+    return changes
 
 
 def _until_rejoined(cursor: DraftCursor, line_ends: Sequence[bool]) -> int | None:

@@ -67,6 +67,13 @@ class DraftPolicy:
     # cancellation does); edits cluster, and the passes that would verify the rest cost
     # as much as the edit's. 0: decode to the end.
     stop_after_rejoined_lines: int = 1
+    # Where the output has left the original, the draft comes from the prompt and the
+    # output themselves (lookup.py): the tokens after the latest earlier occurrence of the
+    # output's last lookup_match_tokens, at most lookup_tokens of them. A chance match
+    # costs a pass of lookup_tokens + 1 instead of a step, so the match is longer than a
+    # re-join's. 0: off.
+    lookup_match_tokens: int = 6
+    lookup_tokens: int = 8
 
     @property
     def k_min(self) -> int:

@@ -137,16 +137,10 @@ class PrefixCache:
         resident: ghost text's continuation and the next-edit prompt share the first
         section; in place each would throw the other's tail away (the continuation ends
         a few tokens into the next-edit prompt's region, the next-edit prompt goes on
-        for hundreds).
-        Growth is counted from the length the last request there asked for, not from
-        what it holds: a warm stopped part-way (the next keystroke came) left only the
-        head of its prompt, and the same prompt's next warm continues it in place; as a
-        fork it would copy the head into another sequence at every keystroke and evict
-        the resident prompts one by one."""
+        for hundreds)."""
         prompt = min(len(prefix.tokens), prefix.prompt_length or len(prefix.tokens))
-        discarded = prompt - shared
-        growth = request_length - max(prefix.prompt_length, prompt)
-        return discarded * 4 <= shared and growth <= 3 * discarded + NEWER_VERSION_GROWTH
+        discarded, added = prompt - shared, request_length - shared
+        return discarded * 4 <= shared and added <= 4 * discarded + NEWER_VERSION_GROWTH
 
     def _trim(self, prefix: ResidentPrefix, length: int) -> None:
         if length < len(prefix.tokens):
