@@ -14,8 +14,8 @@ line the commit wrote, its first part typed into the file that lacks it; ghost t
 only). Per case the editor opens the file, pauses (--open-pause), sends the edit as
 didChange events (one per keystroke in typing and line mode), pauses (--type-pause),
 then asks textDocument/inlineCompletion and (not in line mode) shadowtab/nextEdit of an
-in-process Hub session over real LSP framing. For the daemon's defaults pass
-`--weights auto --merge-adapter`.
+in-process Hub session over real LSP framing, with the daemon's engine defaults
+(`engine.weights = "auto"`, the adapter merged into the weights) unless told otherwise.
 
 Line mode is scored on its own terms: correct when the ghost text is a non-empty prefix
 of the rest of the line (inserted at the cursor); chars_saved_share is the share of the
@@ -112,10 +112,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--weights", help="engine.weights (default: EngineOptions', q8_0; the daemon's: auto)"
+        "--weights", default="auto", help="engine.weights (the daemon's default: auto)"
     )
     parser.add_argument(
-        "--merge-adapter", action="store_true", help="engine.merge_adapter, as the daemon does"
+        "--attached-adapter",
+        action="store_true",
+        help="engine.merge_adapter = false (the daemon merges the adapter into the weights)",
     )
     parser.add_argument("--dump", type=Path, help="append one JSON line per case here")
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
@@ -184,9 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(line))
         return 0
     try:
-        engine = {"merge_adapter": args.merge_adapter} | (
-            {"weights": args.weights} if args.weights else {}
-        )
+        engine = {"merge_adapter": not args.attached_adapter, "weights": args.weights}
         chosen = variants(
             args.model,
             args.adapter,
