@@ -138,7 +138,7 @@ def ours_rewrite_to_the_end(engine: LlamaCppEngine, draft: str) -> Side:
     """Decoding every token as the server does: the rewrite does not stop once it has
     re-joined the original (the engine's default takes the rest from the original, and
     its tokens count as written ones), so this row compares the decoding alone."""
-    policy = engine._draft_policy()
+    policy = engine._policy
 
     def call(prompt: str, max_tokens: int) -> Answer:
         engine._policy = replace(policy, stop_after_rejoined_lines=0)

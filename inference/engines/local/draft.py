@@ -165,9 +165,10 @@ class DraftCursor:
         refuted it (a 3-token match far from the anchor is often chance: it was not
         accepted whole nor for confirm_tokens), else None. A refuted re-join must not move
         the anchor, or the true one falls outside the search window for good."""
+        if proposed == 0:  # a single step: no pass has judged the re-join yet
+            return None
         anchor, self._anchor_before_rejoin = self._anchor_before_rejoin, None
-        if anchor is None or proposed == 0:
-            self._anchor_before_rejoin = anchor if proposed == 0 else None
+        if anchor is None:
             return None
         confirmed = accepted == proposed or accepted >= self.policy.confirm_tokens
         return None if confirmed else anchor

@@ -22,7 +22,7 @@ def lookup_draft(history: Sequence[int], match_tokens: int, draft_tokens: int) -
         return []
     window = np.asarray(history[-SEARCH_TOKENS:], dtype=np.int64)
     pattern = window[-match_tokens:]
-    # ends of candidate occurrences: before the pattern's own position, a token after
+    # where earlier occurrences may start: each leaves at least one token after it
     starts = np.flatnonzero(window[: len(window) - match_tokens] == pattern[0])
     for start in starts[::-1]:
         end = start + match_tokens
