@@ -31,7 +31,7 @@ counted too).
 
 Propagation (inference/next_edit/propagation.py) is scored in next-hunk mode: from the
 server's next edits when they carry `source: "propagation"`, else by calling it directly
-on the completed first hunk (it is not in the server's predictor yet).
+on the completed first hunk, with the predictor's learned gate (propagation_gate.py).
 `--propagation-only` scores it alone, without server or model, on many cases quickly.
 
 `--region-lines ABOVE,BELOW` sets the shadowtab format's rewrite window for the run

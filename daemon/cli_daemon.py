@@ -230,6 +230,11 @@ def _print_status(reply: dict[str, Any]) -> None:
         *([f"kv cache:       {_kv_line(engine)}"] if engine.get("kv_type") else []),
         f"engine worker:  {_worker_line(engine)}",
         *([f"ghost gate:     {engine['ghost_gate']}"] if engine.get("ghost_gate") else []),
+        *(
+            [f"propagation:    {engine['propagation_gate']}"]
+            if engine.get("propagation_gate")
+            else []
+        ),
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",
         f"lsp socket:     {reply['lsp_socket']}",

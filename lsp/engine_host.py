@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
     from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
     from shadowtab.inference.next_edit.predictor import Predictor
+    from shadowtab.inference.next_edit.propagation_source import PropagationSource
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class EngineHost:
         self.engine: Engine | None = None
         self.worker: WorkerEngine | None = None  # set when the engine runs in a worker
         self._explicit_predictor = predictor
+        self._propagation: PropagationSource | None = None  # the default predictor's
         self._default_predictor: Predictor | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -62,11 +64,12 @@ class EngineHost:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
             from shadowtab.inference.next_edit.propagation_source import PropagationSource
 
+            self._propagation = PropagationSource()
             self._default_predictor = EnginePredictor(
                 self.get_engine,
                 self.next_edit_format,
                 min_confidence=self.min_confidence,
-                sources=[PropagationSource()],
+                sources=[self._propagation],
                 token_threshold=self.token_threshold,
                 ghost_gate=self.ghost_gate,
             )
@@ -173,6 +176,7 @@ class EngineHost:
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
             "ghost_gate": self._ghost_gate_state(),
+            "propagation_gate": self._propagation.gate_state if self._propagation else None,
         }
 
     def _ghost_gate_state(self) -> str | None:

@@ -59,11 +59,13 @@ from shadowtab.inference.next_edit.token_confidence import (  # noqa: E402
     trace_of,
 )
 
+from training import logistic  # noqa: E402
+from training.logistic import fit  # noqa: E402
+
 TARGET_PRECISION = 0.85
 FLOORS = (0.2, 0.3, 0.4, 0.5)
 THRESHOLDS = tuple(round(0.4 + 0.025 * i, 3) for i in range(23))
 PROSE_THRESHOLDS = tuple(round(0.5 + 0.005 * i, 3) for i in range(101))  # up to 1.0: never
-L2 = 1.0
 FOLDS = 5
 PATH_ROOT = "/tmp/st-eval/root/case"  # as benchmarks/common/in_process.py sends it
 
@@ -159,43 +161,11 @@ def verdict(case: Case, text: str) -> tuple[bool, int]:
     return v.correct, v.chars_saved
 
 
-def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> tuple[Any, ...]:
-    """Standardized L2 logistic regression by Newton's method: (w, b, mean, scale)."""
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
-    w = np.zeros(z.shape[1])
-    penalty = np.eye(z.shape[1]) * L2
-    penalty[-1, -1] = 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(z @ w, -50, 50)))
-        gradient = z.T @ (p - y) + penalty @ w
-        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w[:-1], float(w[-1]), mean, scale
-
-
-def predict(model: tuple[Any, ...], x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    w, b, mean, scale = model
-    result: npt.NDArray[np.float64] = 1 / (
-        1 + np.exp(-np.clip(((x - mean) / scale) @ w + b, -50, 50))
-    )
-    return result
-
-
 def out_of_fold(found: Sequence[Point]) -> npt.NDArray[np.float64]:
     x = np.array([p.values for p in found])
     y = np.array([p.correct for p in found], dtype=np.float64)
     fold = np.array([p.case % FOLDS for p in found])
-    scores = np.zeros(len(found))
-    for k in range(FOLDS):
-        model = fit(x[fold != k], y[fold != k])
-        scores[fold == k] = predict(model, x[fold == k])
-    return scores
+    return logistic.out_of_fold(x, y, fold, FOLDS)
 
 
 def decide(

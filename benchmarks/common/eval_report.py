@@ -73,7 +73,7 @@ def _line(
         line["chars_remaining"] = remaining
         line["chars_saved_share"] = round(line["chars_saved"] / remaining, 3)
     if any(o.direct for o in found):
-        line["computed"] = "in-process (not served by the predictor yet)"
+        line["computed"] = "in-process, not from the server's answers"
     return line
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
+from shadowtab.inference.next_edit.propagation_gate import gate_at
 
 from common.edit_scoring import apply_edit, judge, judge_line
 from common.eval_cases import Case, line_rest
@@ -252,10 +253,12 @@ class CaseRunner:
 
 
 def propagation_observation(case: Case, max_candidates: int = 3) -> Observation:
-    """Propagation called in-process on the case's completed edit (the first hunk)."""
+    """Propagation called in-process on the case's completed edit (the first hunk), with
+    the gate the predictor uses (propagation_source.py)."""
     started = time.perf_counter()
     edit = CompletedEdit.from_texts(case.path, case.opened, case.current)
-    found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates)
+    gate, _ = gate_at()
+    found = propagate(edit, {case.path: case.current}, max_candidates=max_candidates, gate=gate)
     seconds = time.perf_counter() - started
     # getattr: side_by_side.py also runs this against code from before propagation
     # returned Candidates (the edit's fields were the candidate's own then)

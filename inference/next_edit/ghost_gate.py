@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import logistic
 from .ghost_features import FEATURES, Cut, Surroundings, cuts, features
 from .token_confidence import TokenTrace
 
@@ -74,12 +75,7 @@ class GhostGate:
 
     def probability(self, values: Sequence[float]) -> float:
         """The chance that a cut with these FEATURES values is right."""
-        z = self.bias
-        for value, weight, mean, scale in zip(
-            values, self.weights, self.mean, self.scale, strict=True
-        ):
-            z += weight * (value - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+        return logistic.probability(values, self.weights, self.bias, self.mean, self.scale)
 
     def choose(
         self, generated: str, trace: TokenTrace, rest: str, finished: bool, around: Surroundings

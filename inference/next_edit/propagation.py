@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from .candidates import Candidate
 from .edits import TextEdit
 from .lexing import BlockState, Language, language_for
-from .replacement import Replacement, find_replacement, hit_context
+from .propagation_features import EditShape, features
+from .propagation_gate import PropagationGate
+from .replacement import Neighbours, Replacement, find_replacement, hit_context
 
 __all__ = ["CompletedEdit", "propagate"]
 
@@ -96,9 +98,31 @@ def propagate(
     open_texts: Mapping[str, str],
     max_candidates: int = MAX_CANDIDATES,
     max_examined: int = MAX_EXAMINED,
+    gate: PropagationGate | None = None,
 ) -> list[Candidate]:
     """The edit's replacement offered at its other occurrences: in the edited file
-    nearest first, then in the other open files of the same language, top down."""
+    nearest first, then in the other open files of the same language, top down. With a
+    `gate`, each place's confidence is its probability, and places below its threshold
+    are not offered."""
+    return [p.candidate for p in places(edit, open_texts, max_candidates, max_examined, gate)]
+
+
+@dataclass(frozen=True)
+class Place:
+    """One place offered, with what the gate knew of it (propagation_features.FEATURES)."""
+
+    candidate: Candidate
+    values: tuple[float, ...]
+
+
+def places(
+    edit: CompletedEdit | None,
+    open_texts: Mapping[str, str],
+    max_candidates: int = MAX_CANDIDATES,
+    max_examined: int = MAX_EXAMINED,
+    gate: PropagationGate | None = None,
+) -> list[Place]:
+    """propagate()'s places with their features (the gate's fitter reads them)."""
     if edit is None or not edit.is_consistent() or max_candidates <= 0:
         return []
     language = language_for(edit.path)
@@ -108,7 +132,8 @@ def propagate(
     )
     if replacement is None:
         return []
-    search = _Search(replacement, language, max_candidates, max_examined)
+    shape = EditShape.of(replacement, edit.before, edit.after)
+    search = _Search(shape, language, max_candidates, max_examined, gate)
     search.in_edited_file(edit.path, edit.after, blocks)
     for path, text in open_texts.items():
         if path != edit.path and language_for(path) == language:
@@ -118,13 +143,21 @@ def propagate(
 
 class _Search:
     def __init__(
-        self, replacement: Replacement, language: Language, max_found: int, max_examined: int
+        self,
+        shape: EditShape,
+        language: Language,
+        max_found: int,
+        max_examined: int,
+        gate: PropagationGate | None,
     ) -> None:
-        self.replacement = replacement
+        self.shape = shape
+        self.replacement = shape.replacement
         self.language = language
         self.max_found = max_found
         self.budget = max_examined
-        self.found: list[Candidate] = []
+        self.gate = gate
+        self.found: list[Place] = []
+        self.matched = 0  # places that matched, offered or not (the rank feature)
 
     def done(self) -> bool:
         return len(self.found) >= self.max_found or self.budget <= 0
@@ -132,11 +165,11 @@ class _Search:
     def in_edited_file(self, path: str, text: str, blocks: BlockState) -> None:
         site = self.replacement.site_start, self.replacement.site_start + len(self.replacement.new)
         hits = _nearest_first(text, self.replacement.old, site)
-        self._scan(path, text, hits, site, 0.0, blocks)
+        self._scan(path, text, hits, site, False, blocks)
 
     def in_other_file(self, path: str, text: str) -> None:
         hits = _top_down(text, self.replacement.old)
-        self._scan(path, text, hits, None, OTHER_FILE_PENALTY, BlockState(text, self.language))
+        self._scan(path, text, hits, None, True, BlockState(text, self.language))
 
     def _scan(
         self,
@@ -144,7 +177,7 @@ class _Search:
         text: str,
         hits: Iterator[int],
         site: tuple[int, int] | None,
-        penalty: float,
+        other_file: bool,
         blocks: BlockState,
     ) -> None:
         taken: list[tuple[int, int]] = [site] if site is not None else []
@@ -155,31 +188,48 @@ class _Search:
             span = hit, hit + len(self.replacement.old)
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue
-            score = self._score(text, hit, blocks)
-            if score is None:
+            place = self._place(path, text, hit, blocks, other_file)
+            if place is None:
                 continue
             taken.append(span)
-            start, end, new_text = self.replacement.minimal_at(hit)
-            edit = TextEdit(start, end, new_text)
-            self.found.append(Candidate((edit,), round(score - penalty, 3), SOURCE, path=path))
+            self.found.append(place)
 
-    def _score(self, text: str, hit: int, blocks: BlockState) -> float | None:
-        """The confidence of offering the replacement at `hit`; None: not the same thing."""
+    def _place(
+        self, path: str, text: str, hit: int, blocks: BlockState, other_file: bool
+    ) -> Place | None:
+        """The replacement offered at `hit`; None: not the same thing, or the gate
+        judges it unlikely."""
         replacement = self.replacement
         if replacement.already_applied_at(text, hit):
             return None
         context = hit_context(text, hit, replacement, self.language, blocks)
         if context is None:
             return None
-        same = sum(
-            (
-                context.before == replacement.context.before,
-                context.after == replacement.context.after,
-            )
+        values = tuple(features(self.shape, text, hit, context, self.matched, other_file))
+        self.matched += 1
+        if self.gate is not None:
+            confidence = self.gate.probability(values)
+            if confidence < self.gate.threshold:
+                return None
+        else:
+            confidence = _rule_confidence(replacement, context, other_file)
+        start, end, new_text = replacement.minimal_at(hit)
+        candidate = Candidate(
+            (TextEdit(start, end, new_text),), round(confidence, 3), SOURCE, path=path
         )
-        if replacement.intent in CONFIDENCE_BY_INTENT:
-            return CONFIDENCE_BY_INTENT[replacement.intent]
-        return CONFIDENCE_BY_SAME_NEIGHBOURS[replacement.intent][same]
+        return Place(candidate, values)
+
+
+def _rule_confidence(replacement: Replacement, context: Neighbours, other_file: bool) -> float:
+    """The confidence without a gate: the share right of each kind of edit."""
+    same = (context.before == replacement.context.before) + (
+        context.after == replacement.context.after
+    )
+    if replacement.intent in CONFIDENCE_BY_INTENT:
+        score = CONFIDENCE_BY_INTENT[replacement.intent]
+    else:
+        score = CONFIDENCE_BY_SAME_NEIGHBOURS[replacement.intent][same]
+    return score - (OTHER_FILE_PENALTY if other_file else 0.0)
 
 
 def _nearest_first(text: str, needle: str, site: tuple[int, int]) -> Iterator[int]:

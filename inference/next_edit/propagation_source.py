@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 
 from .candidates import Candidate, Query
 from .events import Edit
 from .propagation import SOURCE, CompletedEdit, propagate
+from .propagation_gate import SHIPPED_GATE, gate_at
 
 RENAME_PAUSE_S = 0.3
 IDENTIFIER = re.compile(r"[^\W\d]\w*")
@@ -38,7 +40,15 @@ def finished_rename(query: Query, last: Edit) -> bool:
 
 
 class PropagationSource:
+    """`gate_path`: the learned gate's file (propagation_gate.py); None, or a file that
+    cannot be used: the fixed confidences of each kind of edit."""
+
     name = SOURCE
+
+    def __init__(self, gate_path: Path | None = SHIPPED_GATE) -> None:
+        self._gate, self.gate_state = (
+            gate_at(gate_path) if gate_path is not None else (None, "gate off: fixed confidences")
+        )
 
     def candidates(self, query: Query, cancel: threading.Event | None = None) -> list[Candidate]:
         situation = query.situation
@@ -53,4 +63,4 @@ class PropagationSource:
             situation.path, situation.text, last.offset, last.old_text, last.new_text
         )
         texts = {**query.open_texts, situation.path: situation.text}
-        return propagate(edit, texts, max_candidates=query.n)
+        return propagate(edit, texts, max_candidates=query.n, gate=self._gate)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from training.ghost_gate import Point, decide, fit, predict
+from training.ghost_gate import Point, decide
+from training.logistic import fit, predict
 
 
 def test_the_regression_learns_the_direction_of_a_feature() -> None:
