@@ -12,6 +12,7 @@ replaces pygls' built-ins for them, which would keep a second copy of every docu
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,7 +27,10 @@ from shadowtab.shadow_workspace import ShadowError
 if TYPE_CHECKING:
     from shadowtab.lsp.session import Session
 
+logger = logging.getLogger(__name__)
+
 NEXT_EDIT = "shadowtab/nextEdit"
+CURSOR_MOVED = "shadowtab/cursorMoved"
 COPILOT_INLINE_EDIT = "textDocument/copilotInlineEdit"
 APPLY_EDIT_COMMAND = COMMAND_PREFIX + "shadow.applyEdit"
 
@@ -74,6 +78,16 @@ def _counter(name: str) -> Handler:
     return count
 
 
+def _cursor_moved(session: Session, raw: Any) -> None:
+    """A notification: malformed params are logged and dropped (nothing to answer)."""
+    try:
+        uri, _, line, character = prediction_handlers.parse_next_edit_params(raw)
+    except JsonRpcInvalidParams as exc:
+        logger.info("session %d: %s ignored: %s", session.id, CURSOR_MOVED, exc)
+        return
+    session.sync.cursor_moved(uri, line, character)
+
+
 async def _next_edit(session: Session, params: Any) -> dict[str, Any]:
     return await prediction_handlers.next_edit(session, params)
 
@@ -103,6 +117,7 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(NEXT_EDIT, "background", _next_edit),
     Method(COPILOT_INLINE_EDIT, "background", _next_edit),
+    Method(CURSOR_MOVED, "mutating", _cursor_moved),
     Method(prediction_handlers.REJECTED, "mutating", prediction_handlers.rejected),
     *(Method(name, "mutating", _counter(name)) for name in TELEMETRY_NOTIFICATIONS),
 )

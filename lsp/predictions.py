@@ -15,6 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from pygls.exceptions import JsonRpcContentModified
@@ -41,6 +42,16 @@ class PredictionExpired(JsonRpcContentModified):
     rather than queued without bound (LSP: ContentModified, which editors drop quietly)."""
 
 
+@dataclass(frozen=True)
+class CursorHint:
+    """Where an editor said its cursor rests (shadowtab/cursorMoved), and when (the edit
+    history's clock)."""
+
+    time: float
+    line: int
+    character: int
+
+
 class PredictionService:
     def __init__(
         self,
@@ -53,6 +64,7 @@ class PredictionService:
         self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
+        self._cursor_hints: dict[str, CursorHint] = {}  # by document, the newest
         self.warms = WarmRunner(_is_warm_cancellation)
         # Engine calls are serialized inside the engine; two workers let a cheap call
         # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
@@ -167,6 +179,19 @@ class PredictionService:
         self._submit_warm(uri, session, follow=True)
         self._warming.trigger(uri, session)
 
+    def note_cursor(self, session: Peer, uri: str, line: int, character: int) -> None:
+        """The editor's cursor moved without an edit (shadowtab/cursorMoved): once it
+        rests, warm the prompt at the new place, so that the first keystrokes there
+        find the region around them prefilled."""
+        if self._engine.predictor is None:
+            return
+        self._cursor_hints[uri] = CursorHint(time.time(), line, character)
+        self._warming.trigger(uri, session)
+
+    def forget(self, uri: str) -> None:
+        """`uri` was closed: its cursor hint goes."""
+        self._cursor_hints.pop(uri, None)
+
     def _start_warm(self, uri: str, session: Peer) -> None:
         self._submit_warm(uri, session, follow=False)
 
@@ -190,6 +215,10 @@ class PredictionService:
         if document is None or workspace is None:
             return None
         history = workspace.history.recent(uri, limit=1)
+        hint = self._cursor_hints.get(uri)
+        if hint is not None and (not history or hint.time >= history[-1].time):
+            # the cursor moved after the last edit: the user is about to type there
+            return self._request_maker(session, uri, hint.line, hint.character, 1)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
         cursor = max(0, min(cursor, document.length))
         position = document.position_at(cursor)

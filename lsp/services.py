@@ -97,11 +97,16 @@ class Lints(Protocol):
 
 
 class ChangeListener(Protocol):
-    """What a keystroke tells the predictions: stale ones drop, warming restarts."""
+    """What a keystroke tells the predictions: stale ones drop, warming restarts; and
+    where the cursor rests (warming follows it), until the document closes."""
 
     def on_document_changed(self, uri: str) -> None: ...
 
     def schedule_warm(self, peer: Peer, uri: str) -> None: ...
+
+    def note_cursor(self, peer: Peer, uri: str, line: int, character: int) -> None: ...
+
+    def forget(self, uri: str) -> None: ...
 
 
 class Predictions(ChangeListener, Protocol):

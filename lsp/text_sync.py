@@ -152,6 +152,13 @@ class TextSync:
         params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
         self.peer.notify(types.WINDOW_SHOW_MESSAGE, params)
 
+    def cursor_moved(self, uri: str, line: int, character: int) -> None:
+        """shadowtab/cursorMoved: the editor's cursor rests at a new place of `uri`."""
+        if self.document(uri) is None:
+            logger.debug("session %d: cursorMoved in unopened %s ignored", self.peer.id, uri)
+            return
+        self._predictions.note_cursor(self.peer, uri, line, character)
+
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self._forget(params.text_document.uri)
 
@@ -183,6 +190,7 @@ class TextSync:
             # Nobody shows it now: its predictions are for no one. While another editor
             # shows it, that editor's ghost text in flight is not stale.
             self._predictions.on_document_changed(uri)
+            self._predictions.forget(uri)
             self._lints.cancel(uri)
 
     async def close_all(self) -> None:

@@ -18,6 +18,9 @@ usage: python fixed_predictor_lsp.py --follow-renames FILE
   text ".title()" only at the end of a line that assigns a value (`message =
   greet('world')`), and ".upper()" after it when the user asks (VS Code asks when the
   user cycles, Alt+]). Nothing else is suggested, so Tab does one thing at a time.
+
+--warm-log LOG (with any of the above): each warm's cursor appended to LOG as
+  "line:character" (where the server prefilled the prompt: a client test reads it).
 """
 
 from __future__ import annotations
@@ -52,6 +55,16 @@ def replacing(start: int, end: int, new_text: str) -> Candidate:
     return Candidate((TextEdit(start, end, new_text),), 1.0, "")
 
 
+def log_warm(path: Path | None, request: PredictionRequest) -> None:
+    """Append the warm's cursor to `path` as "line:character" (None: nothing)."""
+    if path is None:
+        return
+    before = request.text[: request.cursor]
+    line, character = before.count("\n"), len(before) - before.rfind("\n") - 1
+    with path.open("a") as log:
+        log.write(f"{line}:{character}\n")
+
+
 @dataclass
 class WordReplacer:
     """Always the same suggestion, found in the text as it is now (a FixedPredictor's fixed
@@ -59,6 +72,7 @@ class WordReplacer:
     `choices`: a second ghost text when the user asks, and a second next edit."""
 
     choices: bool = False
+    warm_log: Path | None = None
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
@@ -77,7 +91,7 @@ class WordReplacer:
         return [replacing(start, start + len(OLD_WORD), word) for word in words]
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
-        return None
+        log_warm(self.warm_log, request)
 
     def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
@@ -89,6 +103,7 @@ class RenameFollower:
     repeat-edit propagation) would suggest, deterministic so an editor test can rely on it."""
 
     original: str
+    warm_log: Path | None = None
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
@@ -132,7 +147,7 @@ class RenameFollower:
         return None
 
     def warm(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
-        return None
+        log_warm(self.warm_log, request)
 
     def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         return None
@@ -154,10 +169,13 @@ def main() -> None:
     parser.add_argument("file", type=Path)
     parser.add_argument("--follow-renames", action="store_true")
     parser.add_argument("--choices", action="store_true")
+    parser.add_argument("--warm-log", type=Path)
     args = parser.parse_args()
     text = args.file.read_text()
     predictor: Predictor = (
-        RenameFollower(text) if args.follow_renames else WordReplacer(choices=args.choices)
+        RenameFollower(text, warm_log=args.warm_log)
+        if args.follow_renames
+        else WordReplacer(choices=args.choices, warm_log=args.warm_log)
     )
     asyncio.run(serve(predictor))
 

@@ -307,8 +307,29 @@ end
 
 --- With a server whose predictor suggests "hello" -> "goodbye" and ghost text ".title()":
 --- the whole path from request to drawing to the keys that accept.
+--- The lines the stand-in server appended to the warm log (where it was warmed).
+local function warmed_at()
+  local file = io.open(config.signal_dir .. '/warms.log', 'r')
+  if not file then
+    return {}
+  end
+  local lines = vim.split(file:read('*a'), '\n', { trimempty = true })
+  file:close()
+  return lines
+end
+
+local function check_cursor_warms(buf)
+  vim.api.nvim_win_set_cursor(0, { 4, 4 }) -- `def greet(...)`, after `def `
+  vim.api.nvim_exec_autocmds('CursorMoved', { buffer = buf })
+  local warmed = wait(function()
+    return vim.list_contains(warmed_at(), '3:4')
+  end, 5000)
+  report('a cursor resting somewhere new warms the prompt there', warmed, warmed_at())
+end
+
 local function suggestions()
   local buf = open_and_attach(false)
+  check_cursor_warms(buf)
   local row = 4 -- `    return 'hello ' + name`
   vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
   local done, err, edit = call(next_edit.request, buf)

@@ -41,6 +41,7 @@ NVIM_FEATURE_CHECKS = {
     "the client stops cleanly",
 }
 SUGGESTION_CHECKS = {
+    "a cursor resting somewhere new warms the prompt there",
     "the server suggests a next edit",
     'drawn: "hello" struck as DiffDelete, "goodbye" as virtual text',
     "<Tab> accepts the next edit",
@@ -152,9 +153,12 @@ def test_nvim_shows_and_accepts_server_suggestions(
     nvim: str, shadowtab_env: ShadowtabEnv, workspace: Path
 ) -> None:
     """The real server, its model replaced by a FixedPredictor: Neovim draws the next edit
-    and the ghost text it returns, and the keys accept them."""
+    and the ghost text it returns, and the keys accept them; a cursor moved without an
+    edit reaches the server, which warms the prompt there."""
     sample = workspace / "sample.py"
-    command = [sys.executable, str(CLIENTS_DIR / "fixed_predictor_lsp.py"), str(sample)]
+    warms = workspace.parent / "warms.log"  # the stand-in writes where it was warmed
+    stand_in = CLIENTS_DIR / "fixed_predictor_lsp.py"
+    command = [sys.executable, str(stand_in), "--warm-log", str(warms), str(sample)]
     config = nvim_config(command, workspace, "suggestions")
     run = run_client(
         nvim_args(nvim, config), env=shadowtab_env.env, cwd=str(workspace), timeout=120

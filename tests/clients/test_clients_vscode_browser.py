@@ -42,6 +42,7 @@ EXPECTED_CHECKS = {
     "code-server opens the workspace and the Python file",
     "a missing `shadowtab` is reported by name, with what to do",
     "after fixing shadowtab.command the client starts; the status bar shows user",
+    "moving the cursor with the keyboard warms the prompt where it rests",
     "typing a half-finished line shows ghost text (DOM)",
     "Alt+] shows the next ghost text choice",
     "Alt+[ goes back to the first",
@@ -261,7 +262,14 @@ def test_vscode_extension_in_code_server(
         assert wait_for_port(port, server, timeout=60), "code-server did not listen"
         shutil.rmtree(OUTPUT_DIR, ignore_errors=True)
         OUTPUT_DIR.mkdir(parents=True)
-        stand_in = [str(CLIENTS_DIR / "fixed_predictor_lsp.py"), "--follow-renames", str(sample)]
+        warm_log = tmp_path / "warms.log"  # the stand-in writes where it was warmed
+        stand_in = [
+            str(CLIENTS_DIR / "fixed_predictor_lsp.py"),
+            "--follow-renames",
+            "--warm-log",
+            str(warm_log),
+            str(sample),
+        ]
         config = {
             "playwright": str(tools.playwright),
             "chromium": str(tools.chromium),
@@ -273,6 +281,7 @@ def test_vscode_extension_in_code_server(
             "workspaceSettingsFile": str(workspace_settings),
             "modelEditKey": "Control+Alt+M",
             "modelLine": MODEL_LINE,
+            "warmLog": str(warm_log),
             "servers": {
                 "missing": {"command": "shadowtab-not-installed", "args": ["lsp"]},
                 "fixed": {

@@ -9,7 +9,7 @@
 //   config: {playwright, chromium, url, workspace, file, outDir, settingsFile,
 //            servers: {missing, fixed, real}: {command, args}, waitMs}
 
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -257,6 +257,22 @@ async function lockInStatusBar(page) {
   await screenshot(page, 'status-bar-user');
 }
 
+/** The lines the stand-in server appended to its warm log ("line:character"). */
+function warmedAt() {
+  return existsSync(config.warmLog)
+    ? readFileSync(config.warmLog, 'utf8').split('\n').filter(Boolean)
+    : [];
+}
+
+async function cursorStep(page) {
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < 3; i += 1) await page.keyboard.press('ArrowDown');
+  const warmed = await waitFor(async () => (warmedAt().includes('3:0') ? warmedAt() : null));
+  report('moving the cursor with the keyboard warms the prompt where it rests', warmed, {
+    warmed: warmedAt(),
+  });
+}
+
 async function ghostTextStep(page) {
   await page.keyboard.press('Control+End');
   await page.keyboard.press('Enter');
@@ -454,6 +470,7 @@ async function main() {
     await editSettings(page, serverSettings('fixed'));
     await openFile(page, 'sample.py', 'import os');
     await lockInStatusBar(page);
+    await cursorStep(page);
     await ghostTextStep(page);
     await nextEditStep(page);
     await lockStep(page, config.modelEditKey, config.modelLine);

@@ -170,3 +170,45 @@ async def test_a_dead_connection_closes_its_documents(
     second.writer.close()
     await eventually(lambda: hub.status()["sessions"] == 0)
     assert workspace.document(uri) is None
+
+
+class CursorRecordingPredictor(FixedPredictor):
+    """Records the cursor of every full warm."""
+
+    def __init__(self) -> None:
+        super().__init__(inline_texts=["z"])
+        self.warmed_at: list[int] = []
+
+    def warm(self, request: Any, cancel: threading.Event | None = None) -> None:
+        self.warmed_at.append(request.cursor)
+
+
+def cursor_moved(uri: str, line: Any, character: Any) -> dict[str, Any]:
+    position = {"line": line, "character": character}
+    return {
+        "method": "shadowtab/cursorMoved",
+        "params": {"textDocument": {"uri": uri}, "position": position},
+    }
+
+
+async def test_a_cursor_that_rests_somewhere_new_warms_the_prompt_there() -> None:
+    predictor = CursorRecordingPredictor()
+    text = "a = 1\nb = 2\nc = 3\ndef f():\n    return a\n"
+    async with hub_serving(predictor, warm_debounce_ms=100) as (_, _, root, path):
+        client = await connect(path, root)
+        uri = (root / "c.py").as_uri()
+        (root / "c.py").write_text(text)
+        client.send(cursor_moved((root / "other.py").as_uri(), 1, 0))  # not open: ignored
+        client.send(did_open(uri, text))
+        client.send(did_change(uri, 2, 5))  # a keystroke at line 0: "a = 1x"
+        await eventually(lambda: predictor.warmed_at or None)
+        assert predictor.warmed_at == [6]  # after the keystroke
+        client.send(cursor_moved(uri, "three", 0))  # malformed: logged, dropped
+        client.send(cursor_moved(uri, 4, 4))  # the user clicks into f's body
+        await eventually(lambda: len(predictor.warmed_at) == 2 or None)
+        assert predictor.warmed_at[1] == len("a = 1x\nb = 2\nc = 3\ndef f():\n    ")
+        client.send(did_change(uri, 3, 6))  # typing again at line 0: the edit is newer
+        await eventually(lambda: len(predictor.warmed_at) == 3 or None)
+        assert predictor.warmed_at[2] == 7
+        status = {"command": "shadowtab.lock.status", "arguments": []}
+        assert "result" in await client.call("workspace/executeCommand", status)

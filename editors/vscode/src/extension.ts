@@ -13,6 +13,7 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { CursorHints, type CursorHintSettings } from './cursorHint';
 import { LockStatusBar } from './lockStatus';
 import { NextEditController, NextEditSettings } from './nextEdit';
 import { LOCK_CHANGED_METHOD } from './protocol';
@@ -87,6 +88,13 @@ function nextEditSettings(): NextEditSettings {
   };
 }
 
+function cursorHintSettings(): CursorHintSettings {
+  return {
+    enabled: settings().get<boolean>('warmAtCursor.enabled', true),
+    debounceMs: settings().get<number>('warmAtCursor.debounceMs', 150),
+  };
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const selector = documentSelector();
   const lock = new LockStatusBar();
@@ -97,9 +105,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   const host = new ClientHost(clientOptions, lock);
   const nextEdit = new NextEditController(() => host.running(), selector, nextEditSettings);
+  const cursorHints = new CursorHints(() => host.running(), selector, cursorHintSettings);
   context.subscriptions.push(
     lock,
     nextEdit,
+    cursorHints,
     host,
     vscode.commands.registerCommand('shadowtab.nextEdit.accept', () => nextEdit.accept()),
     vscode.commands.registerCommand('shadowtab.nextEdit.dismiss', () => nextEdit.dismiss()),

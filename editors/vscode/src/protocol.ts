@@ -7,6 +7,7 @@ import type { Command, Position, Range } from 'vscode-languageclient/node';
 export const NEXT_EDIT_METHOD = 'shadowtab/nextEdit';
 export const LOCK_CHANGED_METHOD = 'shadowtab/lockChanged';
 export const DID_SHOW_INLINE_EDIT_METHOD = 'textDocument/didShowInlineEdit';
+export const CURSOR_MOVED_METHOD = 'shadowtab/cursorMoved';
 
 export const SERVER_COMMANDS = {
   lockStatus: 'shadowtab.lock.status',

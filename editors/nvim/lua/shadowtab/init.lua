@@ -3,6 +3,7 @@
 -- (vim.lsp.inline_completion on 0.12+, a small fallback before), next-edit suggestions,
 -- and keys for the save lock.
 
+local cursor = require('shadowtab.cursor')
 local ghost = require('shadowtab.ghost')
 local lock = require('shadowtab.lock')
 local next_edit = require('shadowtab.next_edit')
@@ -18,6 +19,8 @@ M.defaults = {
   root_markers = { '.git', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
   inline_completion = { enabled = true, debounce_ms = 150 },
   next_edit = { auto = true, debounce_ms = 150 },
+  -- tell the server where the cursor rests, so the model's prompt there is warm
+  warm_at_cursor = { enabled = true, debounce_ms = 150 },
   notify_lock_changes = true,
   notify_progress = true, -- vim.notify when the model starts and finishes loading
   -- Set a key to false to leave it unmapped.
@@ -134,6 +137,9 @@ local function on_attach(_, bufnr)
   end
   if config.next_edit.auto then
     next_edit.auto_trigger(bufnr, config.next_edit.debounce_ms)
+  end
+  if config.warm_at_cursor.enabled then
+    cursor.follow(bufnr, config.warm_at_cursor.debounce_ms)
   end
   map_keys(bufnr)
   if not lock.state then
