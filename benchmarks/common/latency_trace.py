@@ -1,5 +1,6 @@
-"""A user typing into the real server, timed: open a file, read, type the first words of
-an edit with human keystroke gaps, and at the last keystroke ask for ghost text and a
+"""A user typing into the real server, timed: open a file, read, put the cursor where the
+edit goes (the editor says so: shadowtab/cursorMoved), type the first words of an edit
+with human keystroke gaps, and at the last keystroke ask for ghost text and a
 next edit at once, as an editor does; both answers are timed from that keystroke. Or
 (`ask="ghost"`) pause, then ask for ghost text alone, as VS Code asks while one types.
 
@@ -25,6 +26,9 @@ class Trace:
     answer_timeout_s: float = 600.0
     ask: str = "both"  # "both": ghost text and next edit at the last keystroke; "ghost"
     pause_s: float = 0.0  # before asking (ghost text alone: VS Code's debounce)
+    # The editor tells the server where the cursor came to rest (shadowtab/cursorMoved,
+    # after its own debounce) this long before the first keystroke; 0: it does not.
+    cursor_lead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,12 @@ async def type_and_ask(
     last keystroke, or the pause after it), and that keystroke's time.perf_counter()."""
     document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
     client.notify("textDocument/didOpen", {"textDocument": document})
-    await asyncio.sleep(trace.after_open_s)
+    lead = min(trace.cursor_lead_s, trace.after_open_s)
+    await asyncio.sleep(trace.after_open_s - lead)
+    if lead > 0 and case.steps:
+        at = position(case.opened, case.steps[0].start)  # where the user will type
+        client.notify("shadowtab/cursorMoved", {"textDocument": {"uri": uri}, "position": at})
+        await asyncio.sleep(lead)
     text, version = case.opened, 1
     for index, step in enumerate(case.steps):
         if index:
