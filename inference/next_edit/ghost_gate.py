@@ -16,7 +16,6 @@ prose is where a plausible continuation is most often not the user's."""
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from typing import Any
 
 from . import logistic
 from .ghost_features import FEATURES, Cut, Surroundings, cuts, features
+from .logistic import GateFileError
 from .token_confidence import TokenTrace
 
 log = logging.getLogger(__name__)
@@ -34,10 +34,6 @@ GATE_VERSION = 2
 ADAPTERS_DIR = Path(__file__).resolve().parent.parent / "adapters"
 SHIPPED_GATE = ADAPTERS_DIR / "shadowtab-next-edit.ghost-gate.json"
 _NEXT = FEATURES.index("next_logp")
-
-
-class GateFileError(ValueError):
-    """A gate file that cannot be used (unreadable, another version or feature list)."""
 
 
 @dataclass(frozen=True)
@@ -98,10 +94,7 @@ class GhostGate:
             "version": GATE_VERSION,
             "features": list(FEATURES),
             "fitted_for": vars(self.fitted_for),
-            "weights": list(self.weights),
-            "bias": self.bias,
-            "mean": list(self.mean),
-            "scale": list(self.scale),
+            **logistic.regression_dict(self.weights, self.bias, self.mean, self.scale),
             "threshold": self.threshold,
             "decode_floor": self.decode_floor,
             "prose_threshold": self.prose_threshold,
@@ -109,36 +102,30 @@ class GhostGate:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GhostGate:
-        if data.get("version") != GATE_VERSION:
-            raise GateFileError(f"gate version {data.get('version')!r}, not {GATE_VERSION}")
-        if tuple(data.get("features", ())) != FEATURES:
-            raise GateFileError("the gate was fitted on other features")
+        logistic.check_fitted_on(data, GATE_VERSION, FEATURES)
+        weights, bias, mean, scale = logistic.regression_of(data, len(FEATURES))
         try:
-            size = len(FEATURES)
             gate = cls(
                 FittedFor(**data["fitted_for"]),
-                _floats(data["weights"], size),
-                float(data["bias"]),
-                _floats(data["mean"], size),
-                _floats(data["scale"], size),
+                weights,
+                bias,
+                mean,
+                scale,
                 float(data["threshold"]),
                 float(data["decode_floor"]),
                 float(data["prose_threshold"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise GateFileError(f"a malformed gate file: {exc}") from exc
-        if not 0.0 < gate.decode_floor < 1.0 or any(s <= 0 for s in gate.scale):
-            raise GateFileError("a malformed gate file: decode_floor or scale out of range")
+        if not 0.0 < gate.decode_floor < 1.0:
+            raise GateFileError("a malformed gate file: decode_floor out of range")
         if not 0.0 < gate.threshold <= gate.prose_threshold <= 1.0:
             raise GateFileError("a malformed gate file: thresholds out of range")
         return gate
 
     @classmethod
     def load(cls, path: Path) -> GhostGate:
-        try:
-            return cls.from_dict(json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise GateFileError(f"cannot read the gate file {path}: {exc}") from exc
+        return cls.from_dict(logistic.read_gate_file(path))
 
 
 def clipped(values: list[float], floor: float) -> list[float]:
@@ -152,13 +139,6 @@ def decodable(found: list[Cut], trace: TokenTrace, floor: float) -> list[Cut]:
     """The cuts before the first token below the floor (decoding stops there)."""
     limit = next((i for i, p in enumerate(trace.probs) if p < floor), len(trace.probs))
     return [cut for cut in found if cut.tokens <= limit]
-
-
-def _floats(values: Any, size: int) -> tuple[float, ...]:
-    found = tuple(float(v) for v in values)
-    if len(found) != size:
-        raise ValueError(f"{len(found)} values, not {size}")
-    return found
 
 
 _SHA_CACHE: dict[tuple[str, float, int], str] = {}

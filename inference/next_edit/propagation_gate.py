@@ -10,7 +10,6 @@ fitted on other features) propagation falls back to its fixed confidences
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,16 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from . import logistic
+from .logistic import GateFileError
 from .propagation_features import FEATURES
 
 log = logging.getLogger(__name__)
 
 GATE_VERSION = 1
 SHIPPED_GATE = Path(__file__).resolve().parent / "propagation_gate.json"
-
-
-class GateFileError(ValueError):
-    """A gate file that cannot be used (unreadable, another version or feature list)."""
 
 
 @dataclass(frozen=True)
@@ -46,47 +42,25 @@ class PropagationGate:
         return {
             "version": GATE_VERSION,
             "features": list(FEATURES),
-            "weights": list(self.weights),
-            "bias": self.bias,
-            "mean": list(self.mean),
-            "scale": list(self.scale),
+            **logistic.regression_dict(self.weights, self.bias, self.mean, self.scale),
             "threshold": self.threshold,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PropagationGate:
-        if data.get("version") != GATE_VERSION:
-            raise GateFileError(f"gate version {data.get('version')!r}, not {GATE_VERSION}")
-        if tuple(data.get("features", ())) != FEATURES:
-            raise GateFileError("the gate was fitted on other features")
+        logistic.check_fitted_on(data, GATE_VERSION, FEATURES)
+        weights, bias, mean, scale = logistic.regression_of(data, len(FEATURES))
         try:
-            size = len(FEATURES)
-            gate = cls(
-                _floats(data["weights"], size),
-                float(data["bias"]),
-                _floats(data["mean"], size),
-                _floats(data["scale"], size),
-                float(data["threshold"]),
-            )
+            threshold = float(data["threshold"])
         except (KeyError, TypeError, ValueError) as exc:
             raise GateFileError(f"a malformed gate file: {exc}") from exc
-        if any(s <= 0 for s in gate.scale) or not 0.0 < gate.threshold <= 1.0:
-            raise GateFileError("a malformed gate file: scale or threshold out of range")
-        return gate
+        if not 0.0 < threshold <= 1.0:
+            raise GateFileError("a malformed gate file: threshold out of range")
+        return cls(weights, bias, mean, scale, threshold)
 
     @classmethod
     def load(cls, path: Path) -> PropagationGate:
-        try:
-            return cls.from_dict(json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise GateFileError(f"cannot read the gate file {path}: {exc}") from exc
-
-
-def _floats(values: Any, size: int) -> tuple[float, ...]:
-    found = tuple(float(v) for v in values)
-    if len(found) != size:
-        raise ValueError(f"{len(found)} values, not {size}")
-    return found
+        return cls.from_dict(logistic.read_gate_file(path))
 
 
 @functools.cache

@@ -13,7 +13,8 @@ M.method = 'shadowtab/cursorMoved'
 ---@param bufnr integer
 ---@param debounce_ms integer
 function M.follow(bufnr, debounce_ms)
-  local timer = assert(vim.uv.new_timer())
+  local group = vim.api.nvim_create_augroup('shadowtab.cursor.' .. bufnr, { clear = true })
+  local timer = util.buffer_timer(bufnr, group)
   local function send()
     if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_get_current_buf() ~= bufnr then
       return
@@ -23,21 +24,12 @@ function M.follow(bufnr, debounce_ms)
       client:notify(M.method, vim.lsp.util.make_position_params(0, client.offset_encoding))
     end
   end
-  local group = vim.api.nvim_create_augroup('shadowtab.cursor.' .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd({ 'CursorMoved', 'InsertEnter' }, {
     group = group,
     buffer = bufnr,
     callback = function()
       timer:stop()
       timer:start(debounce_ms, 0, vim.schedule_wrap(send))
-    end,
-  })
-  vim.api.nvim_create_autocmd('BufWipeout', {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      timer:stop()
-      timer:close()
     end,
   })
 end

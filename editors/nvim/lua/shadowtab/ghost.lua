@@ -187,8 +187,10 @@ end
 --- Asks for ghost text after each pause in insert-mode typing; hides it when the cursor
 --- moves or insert mode ends.
 function M.auto_trigger(bufnr, debounce_ms)
-  local timer = assert(vim.uv.new_timer())
   local group = vim.api.nvim_create_augroup('shadowtab.ghost.' .. bufnr, { clear = true })
+  local timer = util.buffer_timer(bufnr, group, function()
+    shown[bufnr] = nil
+  end)
   vim.api.nvim_create_autocmd('TextChangedI', {
     group = group,
     buffer = bufnr,
@@ -219,15 +221,6 @@ function M.auto_trigger(bufnr, debounce_ms)
     callback = function()
       timer:stop()
       M.dismiss(bufnr)
-    end,
-  })
-  vim.api.nvim_create_autocmd('BufWipeout', {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      timer:stop()
-      timer:close()
-      shown[bufnr] = nil
     end,
   })
 end

@@ -46,6 +46,28 @@ function M.byte_position(bufnr, position, encoding)
   return row, vim.str_byteindex(line, encoding, position.character, false)
 end
 
+--- A timer for the buffer, stopped and closed when the buffer is wiped out (then
+--- `on_wipeout`, if given, runs too).
+---@param bufnr integer
+---@param group integer the autocmd group of the buffer's other autocmds
+---@param on_wipeout? fun()
+---@return uv.uv_timer_t
+function M.buffer_timer(bufnr, group, on_wipeout)
+  local timer = assert(vim.uv.new_timer())
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      timer:stop()
+      timer:close()
+      if on_wipeout then
+        on_wipeout()
+      end
+    end,
+  })
+  return timer
+end
+
 ---@param message string
 ---@param level? integer
 function M.notify(message, level)
