@@ -11,7 +11,8 @@ Modes (benchmarks/common/eval_cases.py): `typing` (the old text of a hunk's chan
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
 `next_hunk` (the first hunk done; predict the others) and `line` (line completion: a
 line the commit wrote, its first part typed into the file that lacks it; ghost text
-only). Per case the editor opens the file, pauses (--open-pause), sends the edit as
+only). Per case the editor opens the file, says where its cursor rests (at the edit:
+shadowtab/cursorMoved, as both clients do), pauses (--open-pause), sends the edit as
 didChange events (one per keystroke in typing and line mode), pauses (--type-pause),
 then asks textDocument/inlineCompletion and (not in line mode) shadowtab/nextEdit of an
 in-process Hub session over real LSP framing, with the daemon's engine defaults

@@ -90,6 +90,14 @@ def change_params(uri: str, version: int, text: str, step: Step) -> dict[str, An
     }
 
 
+CURSOR_MOVED = "shadowtab/cursorMoved"
+
+
+def cursor_moved_params(uri: str, text: str, offset: int) -> dict[str, Any]:
+    """What both editor clients send when the cursor comes to rest at `offset`."""
+    return {"textDocument": {"uri": uri}, "position": position(text, offset)}
+
+
 def initialize_params(root_uri: str) -> dict[str, Any]:
     return {
         "processId": None,

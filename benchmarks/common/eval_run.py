@@ -16,9 +16,11 @@ from shadowtab.inference.next_edit.propagation_gate import gate_at
 from common.edit_scoring import apply_edit, judge, judge_line
 from common.eval_cases import Case, line_rest
 from common.eval_lsp import (
+    CURSOR_MOVED,
     LspClient,
     change_params,
     connect,
+    cursor_moved_params,
     initialize_params,
     offset_of,
     position,
@@ -149,6 +151,9 @@ class CaseRunner:
         uri = path.as_uri()
         document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
         self.client.notify("textDocument/didOpen", {"textDocument": document})
+        if case.steps:  # the cursor comes to rest where the user will type, as editors say
+            start = case.steps[0].start
+            self.client.notify(CURSOR_MOVED, cursor_moved_params(uri, case.opened, start))
         await asyncio.sleep(self.pauses.after_open_s)
         version = await self._type(uri, case)
         await asyncio.sleep(self.pauses.before_ask_s)

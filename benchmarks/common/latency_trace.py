@@ -16,7 +16,13 @@ from typing import Any
 
 from common.edit_scoring import apply_edit
 from common.eval_cases import Case
-from common.eval_lsp import LspClient, change_params, position
+from common.eval_lsp import (
+    CURSOR_MOVED,
+    LspClient,
+    change_params,
+    cursor_moved_params,
+    position,
+)
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,8 @@ async def type_and_ask(
     lead = min(trace.cursor_lead_s, trace.after_open_s)
     await asyncio.sleep(trace.after_open_s - lead)
     if lead > 0 and case.steps:
-        at = position(case.opened, case.steps[0].start)  # where the user will type
-        client.notify("shadowtab/cursorMoved", {"textDocument": {"uri": uri}, "position": at})
+        start = case.steps[0].start  # where the user will type
+        client.notify(CURSOR_MOVED, cursor_moved_params(uri, case.opened, start))
         await asyncio.sleep(lead)
     text, version = case.opened, 1
     for index, step in enumerate(case.steps):
