@@ -56,6 +56,9 @@ def test_real_model_loads_in_the_background(
         # the packaged model and adapter: ghost text's learned gate, fitted for them, is used
         assert engine["ghost_gate"].startswith("on") and "ghost gate:     on" in done.stdout
     assert engine["threads"] >= 1 and f"threads:        {engine['threads']}" in done.stdout
+    # propagation's learned gate needs no model: it is on with any engine
+    assert engine["propagation_gate"] == "gate on (threshold 0.80)"
+    assert "propagation:    gate on (threshold 0.80)" in done.stdout
     kv_type = Settings().kv_type  # the KV cache's element type (engine.kv_type)
     assert engine["kv_type"] == kv_type and f"kv cache:       {kv_type}" in done.stdout
 
