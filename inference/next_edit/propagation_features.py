@@ -4,8 +4,10 @@ the new text already stands elsewhere (a series of the same change under way), a
 common the old text is (a value such as `True` changed once implies little about the
 others).
 
-Work is bounded whatever the file's size: each place costs a lex-free look at two lines,
-and the counts are taken once per edit over at most COUNT_LIMIT occurrences.
+Work is bounded whatever the file's size: each place costs a look at at most
+LINE_WINDOW_CHARS of its line and DISTANCE_WINDOW_CHARS towards the edit (a place
+further away counts as that far), and the counts are taken once per edit over at most
+COUNT_LIMIT occurrences.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ FEATURES = (
     "same_indent",
 )
 COUNT_LIMIT = 200  # occurrences counted, at most (a count saturates there)
+LINE_WINDOW_CHARS = 300  # of the place's line on each side (replacement.HIT_WINDOW_CHARS)
+DISTANCE_WINDOW_CHARS = 200_000  # lines counted towards the edit within this many chars
 _WORD = re.compile(r"\w+")
 
 
@@ -55,7 +59,6 @@ class EditShape:
 
     replacement: Replacement
     edit_line: str  # the edited line before the edit
-    edit_line_number: int
     old_count: int
     new_count: int
 
@@ -68,7 +71,6 @@ class EditShape:
         return cls(
             replacement,
             edit_line,
-            before.count("\n", 0, site),
             _count(after, replacement.old),
             max(_count(after, replacement.new) - 1, 0) if replacement.new else 0,
         )
@@ -85,10 +87,8 @@ def features(
     """FEATURES of offering the edit at `hit` of `text` (the place's neighbours
     `context`, `rank` places offered before it)."""
     r = shape.replacement
-    line_start = text.rfind("\n", 0, hit) + 1
-    line_end = text.find("\n", hit)
-    line = text[line_start : len(text) if line_end < 0 else line_end]
-    distance = abs(text.count("\n", 0, hit) - shape.edit_line_number) if not other_file else 0
+    line = _line_around(text, hit)
+    distance = 0 if other_file else _lines_between(text, r.site_start, hit)
     return [
         *(float(r.intent == intent) for intent in INTENTS),
         float(context.before == r.context.before),
@@ -107,6 +107,20 @@ def features(
         _similarity(line, shape.edit_line),
         float(_indent(line) == _indent(shape.edit_line)),
     ]
+
+
+def _line_around(text: str, at: int) -> str:
+    """The line holding offset `at`, at most LINE_WINDOW_CHARS of it on each side."""
+    low = max(0, at - LINE_WINDOW_CHARS)
+    start = text.rfind("\n", low, at) + 1 or low
+    end = text.find("\n", at, at + LINE_WINDOW_CHARS)
+    return text[start : min(len(text), at + LINE_WINDOW_CHARS) if end < 0 else end]
+
+
+def _lines_between(text: str, a: int, b: int) -> int:
+    """Line breaks between offsets a and b, counted over DISTANCE_WINDOW_CHARS at most."""
+    low, high = min(a, b), max(a, b)
+    return text.count("\n", low, min(high, low + DISTANCE_WINDOW_CHARS))
 
 
 def _count(text: str, needle: str) -> int:
