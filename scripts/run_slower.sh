@@ -18,25 +18,27 @@ quota=$(python3 -c "import sys; print(int($cores * $period / float(sys.argv[1]))
 name="shadowtab-slower-$$"
 if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then # cgroup v1
     parent=/sys/fs/cgroup/cpu
-    group="$parent/$name"
-    mkdir "$group"
-    echo "$period" >"$group/cpu.cfs_period_us"
-    echo "$quota" >"$group/cpu.cfs_quota_us"
     members=tasks
 elif [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then # cgroup v2
     parent=/sys/fs/cgroup
-    group="$parent/$name"
-    mkdir "$group"
-    echo "$quota $period" >"$group/cpu.max"
     members=cgroup.procs
+    echo +cpu >"$parent/cgroup.subtree_control" # the children get cpu.max
 else
     echo "run_slower.sh: no writable CPU cgroup here (needs root)" >&2
     exit 2
 fi
+group="$parent/$name"
 leave() { # back to the parent group, then the (empty) group goes
     echo $$ >"$parent/$members"
     rmdir "$group" 2>/dev/null || true
 }
 trap leave EXIT
+mkdir "$group"
+if [ "$members" = tasks ]; then
+    echo "$period" >"$group/cpu.cfs_period_us"
+    echo "$quota" >"$group/cpu.cfs_quota_us"
+else
+    echo "$quota $period" >"$group/cpu.max"
+fi
 echo $$ >"$group/$members"
 "$@"
