@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.serving import free_port, serving
+from common.serving import LLAMA_CPP_SERVER, free_port, serving
 from common.speculative import make_draft
 from shadowtab.inference import Engine, default_model_path
 
@@ -128,7 +128,7 @@ def llama_cpp_server(adapter: Path | None) -> Iterator[str]:
     loopback, stopped after; its output goes to a log shown when it does not start."""
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+        *LLAMA_CPP_SERVER, "--model", str(default_model_path()),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
         *(["--lora_path", str(adapter)] if adapter else []),
     ]  # fmt: skip

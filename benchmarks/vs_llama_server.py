@@ -177,6 +177,7 @@ def server_command(
     return [
         str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
         "--ctx-size", str(N_CTX), "--parallel", "1",
+        "--no-repack",  # weights as our engine loads them (llama_cpp/extra_buffers.py)
         "--threads", str(threads), "--threads-batch", str(threads),
         "--cache-type-k", kv_type, "--cache-type-v", kv_type,
         *(["--spec-type", spec] if spec else []),

@@ -104,6 +104,11 @@ def table(outcomes: list[tuple[float, bool]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     import llama_cpp
+    from shadowtab.inference.engines.llama_cpp.extra_buffers import (
+        use_plain_buffers_in_llama_class,
+    )
+
+    use_plain_buffers_in_llama_class()
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="line completions")

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import httpx
 
+# llama-cpp-python's server, started the way our engine loads weights (llama_cpp_server.py)
+LLAMA_CPP_SERVER = [sys.executable, str(Path(__file__).with_name("llama_cpp_server.py"))]
+
 
 def exit_on_sigterm() -> None:
     """SIGTERM raises SystemExit, so that `finally` blocks stop the servers started

@@ -17,7 +17,11 @@ RANK, ALPHA = 4, 8.0
 
 def llama_logits(model: str, tokens: list[int], adapter: Path | None) -> np.ndarray:
     import llama_cpp
+    from shadowtab.inference.engines.llama_cpp.extra_buffers import (
+        use_plain_buffers_in_llama_class,
+    )
 
+    use_plain_buffers_in_llama_class()  # as the engine loads weights
     llm = llama_cpp.Llama(
         model,
         n_ctx=256,

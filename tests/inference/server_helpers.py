@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from common.serving import free_port
+from common.serving import LLAMA_CPP_SERVER, free_port
 from common.serving import serving as serving_until_ready
 
 __all__ = ["free_port", "llama_cpp_server", "serving"]
@@ -35,7 +35,7 @@ def llama_cpp_server(model: Path, log: Path, extra: Sequence[str] = ()) -> Itera
     logprobs that rank n > 1 candidates), stopped after. Yields its base URL."""
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+        *LLAMA_CPP_SERVER, "--model", str(model),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
         "--logits_all", "true", "--n_threads", str(min(2, os.cpu_count() or 1)), *extra,
     ]  # fmt: skip

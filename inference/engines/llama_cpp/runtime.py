@@ -18,6 +18,7 @@ from ..kv_types import KV_TYPES, KvType
 from ..local.runtime import Interrupted
 from ..model_files import check_gguf_file
 from . import adapter as lora
+from .extra_buffers import without_extra_buffers
 from .interrupt import ABORTED, PassInterrupt
 from .native_log import route_native_logs
 
@@ -68,11 +69,8 @@ class ContextConfig:
 
 def _load_model(path: Path, on_progress: Callable[[float], None] | None) -> ctypes.c_void_p:
     check_gguf_file(path)
-    params = llama_cpp.llama_model_default_params()
+    params = without_extra_buffers(llama_cpp.llama_model_default_params())
     params.n_gpu_layers = 0
-    # Extra buffer types put weights in AMX/repacked layouts; the AMX kernels crash (SIGSEGV)
-    # where the kernel does not grant AMX tile state to the process, as in VMs seen here.
-    params.use_extra_bufts = False
 
     def report(progress: float, _user_data: ctypes.c_void_p) -> bool:
         if on_progress is not None:
