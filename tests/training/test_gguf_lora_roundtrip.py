@@ -15,7 +15,7 @@ N_HEAD, N_HEAD_KV = 9, 3  # SmolLM2-135M, as training/export.py assumes
 
 
 def test_export_then_read_gives_back_the_same_tensors(tmp_path: Path) -> None:
-    from shadowtab.inference.engines.gguf_lora import read_gguf_lora
+    from shadowtab.inference.engines.torch.gguf_lora import read_gguf_lora
 
     from training.export import write_adapter
 

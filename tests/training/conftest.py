@@ -1,6 +1,7 @@
 """`training/` is a top-level folder of the repository, not an installed package: put the
-repository root first on sys.path so `import training` finds it (and not a folder of
-the same name elsewhere on the path)."""
+repository root first on sys.path so `import training` finds it, and not a folder of the
+same name elsewhere on the path, such as this one (`tests/training/`: pytest puts `tests/`
+on the path for its conftest)."""
 
 from __future__ import annotations
 
