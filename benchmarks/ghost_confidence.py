@@ -9,7 +9,7 @@ adapter merged, as the daemon loads them):
 
 - line cases (benchmarks/common/eval_cases.py `line`): the continuation ghost text asks for,
   decoded once without a cut; then, for each threshold, cut at its first token below it
-  exactly as inference/next_edit/completion_source.py cuts it. Scored as the
+  exactly as inference/next_edit/ghost_text/completion_source.py cuts it. Scored as the
   evaluation's line mode (a non-empty prefix of the rest of the line): shown, correct,
   precision, recall, share of the remaining characters saved.
 - typing cases (a half-typed hunk): the continuation cut at the chosen threshold against
@@ -34,15 +34,15 @@ from common.edit_scoring import apply_edit, judge, judge_line
 from common.eval_cases import Case, cases, line_rest
 from common.in_process import request_of
 from shadowtab.inference import Completion, EngineOptions, create_engine
-from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of
-from shadowtab.inference.next_edit.completion_source import (
+from shadowtab.inference.next_edit.ghost_text import repetition
+from shadowtab.inference.next_edit.ghost_text.completion_source import (
     CompletionSource,
     ghost_candidate,
 )
-from shadowtab.inference.next_edit.model_source import ModelSource
+from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line
 from shadowtab.inference.next_edit.predictor import query_of
-from shadowtab.inference.next_edit.rejoin import rest_of_line
+from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)

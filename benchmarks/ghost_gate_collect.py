@@ -25,9 +25,9 @@ from common.corpus import DEFAULT_CORPUS, SPLITS, records
 from common.eval_cases import MODES, cases
 from common.in_process import daemon_engine, request_of
 from shadowtab.inference import Completion
-from shadowtab.inference.next_edit.completion_source import CompletionSource
-from shadowtab.inference.next_edit.model_source import ModelSource
+from shadowtab.inference.next_edit.ghost_text.completion_source import CompletionSource
 from shadowtab.inference.next_edit.predictor import query_of
+from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -38,8 +38,8 @@ from shadowtab.inference import Cancelled, LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import kind_of, rank
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.formats import stop_strings
-from shadowtab.inference.next_edit.model_source import EXTRA_TOKENS, MAX_TOKENS, ModelSource
 from shadowtab.inference.next_edit.predictor import PredictionRequest, query_of
+from shadowtab.inference.next_edit.rewrite.model_source import EXTRA_TOKENS, MAX_TOKENS, ModelSource
 from shadowtab.inference.next_edit.situation import RenderedPrompt
 
 MAX_TYPED = 40

@@ -4,8 +4,8 @@
 
 On the evaluation's typing cases (benchmarks/common/eval_cases.py), the plain
 continuation at the cursor (the ghost-text fallback of
-inference/next_edit/completion_source.py, one greedy candidate, the packaged model
-without adapter) is scored as written ("raw") and as inference/next_edit/rejoin.py keeps
+inference/next_edit/ghost_text/completion_source.py, one greedy candidate, the packaged model
+without adapter) is scored as written ("raw") and as inference/next_edit/ghost_text/rejoin.py keeps
 it ("rejoined"), by the evaluation's criterion (benchmarks/common/edit_scoring.py), apart
 for a cursor at the end of its line ("eol") and in the middle of one ("midline"). Prints
 one JSON line: shown, correct, precision per variant and position.
@@ -23,9 +23,9 @@ from common.corpus import DEFAULT_CORPUS, SPLITS, records
 from common.edit_scoring import apply_edit, judge
 from common.eval_cases import Case, cases
 from shadowtab.inference import LlamaCppEngine
-from shadowtab.inference.next_edit.completion_source import MAX_TOKENS
-from shadowtab.inference.next_edit.prompts import completion_prompt
-from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
+from shadowtab.inference.next_edit.ghost_text.completion_source import MAX_TOKENS
+from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
+from shadowtab.inference.next_edit.ghost_text.rejoin import rejoined, rest_of_line
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

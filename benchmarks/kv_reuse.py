@@ -1,6 +1,6 @@
 """KV cache reuse while typing: replay typing real code into a ~1,500-token file, one
 keystroke per character, with prompts built as the predictor builds them (ghost text:
-shadowtab.inference.next_edit.prompts; next edit: every format of
+shadowtab.inference.next_edit.ghost_text.prompts; next edit: every format of
 shadowtab.inference.next_edit.formats, with the typing as its edit events). Prints one
 JSON line:
 
@@ -27,7 +27,7 @@ from shadowtab.inference import LlamaCppEngine, RequestStats
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.next_edit.events import Edit, edit_context
 from shadowtab.inference.next_edit.formats import FORMATS, get_format
-from shadowtab.inference.next_edit.prompts import completion_prompt
+from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
 from shadowtab.inference.next_edit.situation import Situation
 
 MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing

@@ -30,7 +30,7 @@ precision = correct/shown, recall = correct/cases. prompt_reuse is the share of 
 tokens served from the KV cache during the requests (warming that overlaps a request is
 counted too).
 
-Propagation (inference/next_edit/propagation.py) is scored in next-hunk mode: from the
+Propagation (inference/next_edit/propagation/propagation.py) is scored in next-hunk mode: from the
 server's next edits when they carry `source: "propagation"`, else by calling it directly
 on the completed first hunk, with the predictor's learned gate (propagation_gate.py).
 `--propagation-only` scores it alone, without server or model, on many cases quickly.

@@ -47,7 +47,7 @@ from common.serving import exit_on_sigterm, free_port, serving
 from common.typing_workload import TYPED, keystrokes, source_file
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
-from shadowtab.inference.next_edit.prompts import completion_prompt
+from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
 
 BENCHMARK = "vs_llama_server"
 SERVER_VARIABLE = "SHADOWTAB_LLAMA_SERVER"

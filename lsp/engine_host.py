@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
     from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
     from shadowtab.inference.next_edit.predictor import Predictor
-    from shadowtab.inference.next_edit.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.propagation.propagation_source import PropagationSource
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,9 @@ class EngineHost:
             return None
         if self._default_predictor is None:
             from shadowtab.inference.next_edit.predictor import EnginePredictor
-            from shadowtab.inference.next_edit.propagation_source import PropagationSource
+            from shadowtab.inference.next_edit.propagation.propagation_source import (
+                PropagationSource,
+            )
 
             self._propagation = PropagationSource()
             self._default_predictor = EnginePredictor(

@@ -1,4 +1,4 @@
-"""Fit ghost text's learned gate (inference/next_edit/ghost_gate.py): a logistic
+"""Fit ghost text's learned gate (inference/next_edit/ghost_text/ghost_gate.py): a logistic
 regression over the features of every cut point of the plain continuation, labelled by
 the evaluation's criterion (line mode: a non-empty prefix of the line's rest; typing
 mode: on a shortest path to the commit's text).
@@ -38,13 +38,13 @@ from common.edit_scoring import apply_edit, judge, judge_line  # noqa: E402
 from common.eval_cases import Case, cases, line_rest  # noqa: E402
 from shadowtab.inference import Completion  # noqa: E402
 from shadowtab.inference.engines.api import RequestStats  # noqa: E402
-from shadowtab.inference.next_edit.ghost_features import (  # noqa: E402
+from shadowtab.inference.next_edit.ghost_text.ghost_features import (  # noqa: E402
     Surroundings,
     cuts,
     features,
     region_at,
 )
-from shadowtab.inference.next_edit.ghost_gate import (  # noqa: E402
+from shadowtab.inference.next_edit.ghost_text.ghost_gate import (  # noqa: E402
     SHIPPED_GATE,
     FittedFor,
     GhostGate,
@@ -52,7 +52,7 @@ from shadowtab.inference.next_edit.ghost_gate import (  # noqa: E402
     decodable,
     file_sha256,
 )
-from shadowtab.inference.next_edit.rejoin import rest_of_line  # noqa: E402
+from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line  # noqa: E402
 from shadowtab.inference.next_edit.token_confidence import (  # noqa: E402
     DEFAULT_TOKEN_THRESHOLD,
     TokenTrace,

@@ -1,4 +1,4 @@
-"""Fit propagation's learned gate (inference/next_edit/propagation_gate.py): a logistic
+"""Fit propagation's learned gate (inference/next_edit/propagation/propagation_gate.py): a logistic
 regression over the features of every place a finished edit would be repeated at
 (propagation_features.FEATURES), labelled by the evaluation's criterion on next-hunk
 cases (the first hunk of a commit done: is the same change at that place on the way to
@@ -32,8 +32,8 @@ sys.path.insert(1, str(ROOT / "benchmarks"))  # the evaluation's cases and crite
 from common.corpus import DEFAULT_CORPUS, records  # noqa: E402
 from common.edit_scoring import apply_edit, judge  # noqa: E402
 from common.eval_cases import cases  # noqa: E402
-from shadowtab.inference.next_edit.propagation import CompletedEdit, places  # noqa: E402
-from shadowtab.inference.next_edit.propagation_gate import (  # noqa: E402
+from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, places  # noqa: E402
+from shadowtab.inference.next_edit.propagation.propagation_gate import (  # noqa: E402
     SHIPPED_GATE,
     PropagationGate,
 )

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
-from shadowtab.inference.next_edit.propagation_gate import gate_at
+from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, propagate
+from shadowtab.inference.next_edit.propagation.propagation_gate import gate_at
 
 from common.edit_scoring import apply_edit, judge, judge_line
 from common.eval_cases import Case, line_rest

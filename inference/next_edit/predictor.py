@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ..engines.api import Engine
-from . import repetition
 from .candidates import (
     MAX_CANDIDATES,
     Candidate,
@@ -26,14 +25,15 @@ from .candidates import (
     merged,
     rank,
 )
-from .completion_source import CompletionSource
 from .edits import TextEdit
 from .events import Edit, edit_context
 from .feedback import FeedbackCounts
-from .ghost_gate import SHIPPED_GATE
-from .model_source import ModelSource
+from .ghost_text import repetition
+from .ghost_text.completion_source import CompletionSource
+from .ghost_text.ghost_gate import SHIPPED_GATE
 from .pipeline import NextEditPipeline
 from .reversal import undoes_user
+from .rewrite.model_source import ModelSource
 from .situation import Situation
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from shadowtab.inference.next_edit.candidates import Query
-from shadowtab.inference.next_edit.completion_source import CompletionSource
-from shadowtab.inference.next_edit.ghost_features import (
+from shadowtab.inference.next_edit.ghost_text.completion_source import CompletionSource
+from shadowtab.inference.next_edit.ghost_text.ghost_features import (
     FEATURES,
     Cut,
     Surroundings,
@@ -21,7 +21,7 @@ from shadowtab.inference.next_edit.ghost_features import (
     features,
     region_at,
 )
-from shadowtab.inference.next_edit.ghost_gate import (
+from shadowtab.inference.next_edit.ghost_text.ghost_gate import (
     SHIPPED_GATE,
     FittedFor,
     GateFileError,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.formats import get_format
-from shadowtab.inference.next_edit.given_lines import with_lines_given
+from shadowtab.inference.next_edit.rewrite.given_lines import with_lines_given
 from shadowtab.inference.next_edit.situation import EditInProgress, RenderedPrompt, Situation
 
 TEXT = "".join(f"x{i} = compute({i})\n" for i in range(30))

@@ -14,7 +14,7 @@ from shadowtab.inference import Completion, LlamaCppEngine, RequestStats
 from shadowtab.inference.next_edit.candidates import Query
 from shadowtab.inference.next_edit.confidence import changed_tokens, confidence
 from shadowtab.inference.next_edit.formats import get_format
-from shadowtab.inference.next_edit.model_source import ModelSource
+from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 from shadowtab.inference.next_edit.situation import EditInProgress, Situation
 
 TEXT = "".join(f"x{i} = compute({i})\n" for i in range(30))

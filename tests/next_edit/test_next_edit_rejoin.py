@@ -7,10 +7,10 @@ from __future__ import annotations
 from next_edit_samples import typing_session
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import Query
-from shadowtab.inference.next_edit.completion_source import CompletionSource
 from shadowtab.inference.next_edit.events import edit_context
 from shadowtab.inference.next_edit.formats import get_format
-from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
+from shadowtab.inference.next_edit.ghost_text.completion_source import CompletionSource
+from shadowtab.inference.next_edit.ghost_text.rejoin import rejoined, rest_of_line
 from shadowtab.inference.next_edit.situation import Situation
 
 

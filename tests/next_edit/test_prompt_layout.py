@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from shadowtab.inference.next_edit.prompts import completion_prompt
+from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
 from shadowtab.inference.next_edit.text_spans import line_of, line_starts
 
 SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(100))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from shadowtab.inference.next_edit.candidates import Candidate
-from shadowtab.inference.next_edit.propagation import CompletedEdit, propagate
+from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, propagate
 
 
 def edit_once(path: str, before: str, old: str, new: str) -> tuple[CompletedEdit, str]:
@@ -211,7 +211,7 @@ def test_a_ten_megabyte_file_stays_fast() -> None:
 def test_the_pipeline_source_offers_a_finished_rename_at_the_other_uses() -> None:
     from shadowtab.inference.next_edit.candidates import Query
     from shadowtab.inference.next_edit.events import Edit
-    from shadowtab.inference.next_edit.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.propagation.propagation_source import PropagationSource
     from shadowtab.inference.next_edit.situation import Situation
 
     before = "def load(path):\n    return open(path)\n\nx = load('a')\ny = load('b')\n"
@@ -232,7 +232,7 @@ def test_the_pipeline_source_offers_a_finished_rename_at_the_other_uses() -> Non
 def test_the_pipeline_source_does_not_propagate_an_edit_being_typed() -> None:
     from shadowtab.inference.next_edit.candidates import Query
     from shadowtab.inference.next_edit.events import Edit
-    from shadowtab.inference.next_edit.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.propagation.propagation_source import PropagationSource
     from shadowtab.inference.next_edit.situation import EditInProgress, Situation
 
     text = "def rea(path):\n    pass\n\nx = load('a')\n"
@@ -249,7 +249,7 @@ def test_a_rename_is_offered_after_a_pause_with_the_cursor_still_at_its_end() ->
     its end, a pause. Before the pause (still typing) nothing is offered."""
     from shadowtab.inference.next_edit.candidates import Query
     from shadowtab.inference.next_edit.events import Edit
-    from shadowtab.inference.next_edit.propagation_source import (
+    from shadowtab.inference.next_edit.propagation.propagation_source import (
         RENAME_PAUSE_S,
         PropagationSource,
     )

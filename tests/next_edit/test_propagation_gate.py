@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from shadowtab.inference.next_edit.propagation import CompletedEdit, places, propagate
-from shadowtab.inference.next_edit.propagation_features import COUNT_LIMIT, FEATURES
-from shadowtab.inference.next_edit.propagation_gate import (
+from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, places, propagate
+from shadowtab.inference.next_edit.propagation.propagation_features import COUNT_LIMIT, FEATURES
+from shadowtab.inference.next_edit.propagation.propagation_gate import (
     SHIPPED_GATE,
     PropagationGate,
     gate_at,
 )
-from shadowtab.inference.next_edit.propagation_source import PropagationSource
+from shadowtab.inference.next_edit.propagation.propagation_source import PropagationSource
 
 RENAME_BEFORE = "def load(path):\n    return open(path)\n\nx = load('a')\ny = load('b')\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from shadowtab.inference.next_edit import repetition
 from shadowtab.inference.next_edit.candidates import Query
+from shadowtab.inference.next_edit.ghost_text import repetition
 from shadowtab.inference.next_edit.situation import Situation
 
 FILE = (

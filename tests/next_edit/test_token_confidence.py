@@ -13,9 +13,12 @@ from typing import Any
 import pytest
 from shadowtab.inference import Completion, RequestStats
 from shadowtab.inference.next_edit.candidates import Query
-from shadowtab.inference.next_edit.completion_source import CompletionSource, ghost_candidate
-from shadowtab.inference.next_edit.model_source import ModelSource
+from shadowtab.inference.next_edit.ghost_text.completion_source import (
+    CompletionSource,
+    ghost_candidate,
+)
 from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
+from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 from shadowtab.inference.next_edit.situation import EditInProgress, Situation
 from shadowtab.inference.next_edit.token_confidence import (
     TokenTrace,

@@ -37,6 +37,9 @@ def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
         assert f"shadowtab/{part.replace('.', '/')}/__init__.py" in names
     # the next-edit adapter's folder travels with the engine (its card at least)
     assert "shadowtab/inference/adapters/README.md" in names
+    # the learned gates' weights: ghost text's beside the adapter, propagation's in its package
+    assert "shadowtab/inference/adapters/shadowtab-next-edit.ghost-gate.json" in names
+    assert "shadowtab/inference/next_edit/propagation/propagation_gate.json" in names
     assert not any(name.startswith("training/") for name in names)
     # the editor clients: the built VS Code extension and the Neovim module, no npm needed
     assert "shadowtab/editors/vscode/shadowtab.vsix" in names

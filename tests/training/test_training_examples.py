@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from shadowtab.inference.next_edit.candidates import Query
-from shadowtab.inference.next_edit.completion_source import CompletionSource
 from shadowtab.inference.next_edit.formats import get_format
 from shadowtab.inference.next_edit.formats.shadowtab import unescape
-from shadowtab.inference.next_edit.rejoin import rejoined, rest_of_line
+from shadowtab.inference.next_edit.ghost_text.completion_source import CompletionSource
+from shadowtab.inference.next_edit.ghost_text.rejoin import rejoined, rest_of_line
 from shadowtab.inference.next_edit.situation import Situation
 
 from training.commits import BadRecord, commit_from_record

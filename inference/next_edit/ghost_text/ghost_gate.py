@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import logistic
+from .. import logistic
+from ..logistic import GateFileError
+from ..token_confidence import TokenTrace
 from .ghost_features import FEATURES, Cut, Surroundings, cuts, features
-from .logistic import GateFileError
-from .token_confidence import TokenTrace
 
 log = logging.getLogger(__name__)
 
 GATE_VERSION = 2
-ADAPTERS_DIR = Path(__file__).resolve().parent.parent / "adapters"
+ADAPTERS_DIR = Path(__file__).resolve().parents[2] / "adapters"
 SHIPPED_GATE = ADAPTERS_DIR / "shadowtab-next-edit.ghost-gate.json"
 _NEXT = FEATURES.index("next_logp")
 

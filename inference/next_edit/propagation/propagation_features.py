@@ -16,8 +16,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..lexing import Kind
 from .edit_intent import Intent
-from .lexing import Kind
 from .replacement import Neighbours, Replacement
 
 INTENTS: tuple[Intent, ...] = (

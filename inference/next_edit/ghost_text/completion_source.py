@@ -18,15 +18,15 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..engines.api import Completion, Engine
-from .candidates import MAX_CANDIDATES, Candidate, Query
-from .edits import TextEdit
-from .formats.base import unescape
+from ...engines.api import Completion, Engine
+from ..candidates import MAX_CANDIDATES, Candidate, Query
+from ..edits import TextEdit
+from ..formats.base import unescape
+from ..token_confidence import TokenTrace, candidates_to_ask, trace_of
 from .ghost_features import Surroundings
 from .ghost_gate import GhostGate, gate_for
 from .prompts import completion_prompt
 from .rejoin import rejoined, rest_of_line
-from .token_confidence import TokenTrace, candidates_to_ask, trace_of
 
 NAME = "completion"
 MAX_TOKENS = 24

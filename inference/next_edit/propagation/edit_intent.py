@@ -10,7 +10,7 @@ import keyword
 from collections.abc import Sequence
 from typing import Literal
 
-from .lexing import Kind, Region, Token
+from ..lexing import Kind, Region, Token
 
 Intent = Literal[
     "rename_definition", "rename_use", "swap", "text", "insertion", "deletion", "replacement"

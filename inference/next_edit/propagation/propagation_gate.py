@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import logistic
-from .logistic import GateFileError
+from .. import logistic
+from ..logistic import GateFileError
 from .propagation_features import FEATURES
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..lexing import BlockState, Kind, Language, Region, Token, tokens
 from .edit_intent import Intent, intent_of, is_import_line
-from .lexing import BlockState, Kind, Language, Region, Token, tokens
 
 MAX_LINE_CHARS = 1000  # an edit on a longer line (minified code, data) is not propagated
 HIT_WINDOW_CHARS = 300  # how much of an occurrence's line is lexed on each side of it

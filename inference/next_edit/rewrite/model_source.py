@@ -8,16 +8,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..engines.api import Completion, Engine
-from .candidates import MAX_CANDIDATES, Candidate, Query
-from .confidence import changed_spans, changed_tokens, confidence
-from .edits import TextEdit, minimal_edits
-from .filters import is_noise
-from .formats import AUTO, Format, choose_format, get_format, stop_strings
-from .formats.base import FinishReason
+from ...engines.api import Completion, Engine
+from ..candidates import MAX_CANDIDATES, Candidate, Query
+from ..confidence import changed_spans, changed_tokens, confidence
+from ..edits import TextEdit, minimal_edits
+from ..filters import is_noise
+from ..formats import AUTO, Format, choose_format, get_format, stop_strings
+from ..formats.base import FinishReason
+from ..situation import RenderedPrompt
+from ..token_confidence import TokenTrace, candidates_to_ask, trace_of, unsure_change
 from .given_lines import with_lines_given
-from .situation import RenderedPrompt
-from .token_confidence import TokenTrace, candidates_to_ask, trace_of, unsure_change
 
 NAME = "model"
 EXTRA_TOKENS = 48  # room for the rewrite to grow beyond the draft

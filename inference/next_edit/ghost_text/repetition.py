@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .candidates import Candidate, Query
-from .edits import TextEdit
+from ..candidates import Candidate, Query
+from ..edits import TextEdit
 from .rejoin import rejoined, rest_of_line
 
 NAME = "repetition"

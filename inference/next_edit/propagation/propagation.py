@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from .candidates import Candidate
-from .edits import TextEdit
-from .lexing import BlockState, Language, language_for
+from ..candidates import Candidate
+from ..edits import TextEdit
+from ..lexing import BlockState, Language, language_for
 from .propagation_features import EditShape, features
 from .propagation_gate import PropagationGate
 from .replacement import Neighbours, Replacement, find_replacement, hit_context

@@ -14,8 +14,8 @@ import re
 import threading
 from pathlib import Path
 
-from .candidates import Candidate, Query
-from .events import Edit
+from ..candidates import Candidate, Query
+from ..events import Edit
 from .propagation import SOURCE, CompletedEdit, propagate
 from .propagation_gate import SHIPPED_GATE, gate_at
 

@@ -13,10 +13,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import lexing, repetition
-from .formats.base import unescape
+from .. import lexing
+from ..formats.base import unescape
+from ..token_confidence import TokenTrace
+from . import repetition
 from .rejoin import rejoined, rest_of_line
-from .token_confidence import TokenTrace
 
 # The order of the gate file's weights (a gate fitted on another list does not load).
 FEATURES = (

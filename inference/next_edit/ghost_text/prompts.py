@@ -9,7 +9,7 @@ start of the prompt does not move while the user types inside one window.
 
 from __future__ import annotations
 
-from .text_spans import line_of, line_starts
+from ..text_spans import line_of, line_starts
 
 # Where a window into the file may start: multiples of this many lines. A start that
 # moved with every keystroke would invalidate the whole cached prefix.

@@ -17,9 +17,9 @@ formats whose draft starts with the region itself, line for line (escaped).
 
 from __future__ import annotations
 
-from .formats.base import unescape
-from .situation import RenderedPrompt, Situation
-from .text_spans import line_starts
+from ..formats.base import unescape
+from ..situation import RenderedPrompt, Situation
+from ..text_spans import line_starts
 
 
 def with_lines_given(rendered: RenderedPrompt, situation: Situation) -> RenderedPrompt:
