@@ -146,8 +146,8 @@ class Hub:
 
     def next_edit_feedback(self) -> dict[str, Any]:
         """Shown/accepted/rejected/typed-through counts per source and format."""
-        counts = getattr(self.engine_host.peek_predictor(), "feedback", None)
-        return counts.to_dict() if counts is not None else {}
+        predictor = self.engine_host.peek_predictor()
+        return predictor.feedback_counts() if predictor is not None else {}
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -1,19 +1,22 @@
-"""The lint gate wired to shadowtab's linters: next_edit.filters.lint_gate decides, this
-module gives it the callables (each candidate applied to a scratch copy of the text,
-never the document, and linted; diagnostics_delta says what the edit introduced)."""
+"""Predictions checked against the code before anyone sees them: the predictor's
+candidates, then the lint gate (next_edit.filters.lint_gate decides; this module gives it
+the callables: each candidate applied to a scratch copy of the text, never the document,
+and linted; diagnostics_delta says what the edit introduced). The editors' sessions and
+`shadowtab predict` both go through `checked_candidates`."""
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.filters import lint_gate
-from shadowtab.inference.next_edit.predictor import Check
+from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
 from shadowtab.shadow_workspace import (
     Diagnostic,
     LinterSpec,
@@ -29,8 +32,38 @@ from shadowtab.shadow_workspace import (
 if TYPE_CHECKING:
     from shadowtab.lsp.services import LintMemo
 
+T = TypeVar("T")
 ERROR = 1
 LintText = Callable[[str], Awaitable[list[Diagnostic]]]
+# The lint gate (filters.lint_gate with the caller's linters): a verdict per candidate.
+Check = Callable[[str, Sequence[Candidate]], Awaitable[list[bool]]]
+# Runs a blocking predictor call (given its cancel event) in a worker thread.
+RunBlocking = Callable[[Callable[[threading.Event], T]], Awaitable[T]]
+
+
+async def checked_candidates(
+    predictor: Predictor,
+    request: PredictionRequest,
+    inline: bool,
+    run: RunBlocking[list[Candidate]],
+    check: Check | None = None,
+) -> list[Candidate]:
+    """Ask the predictor (ghost text, or next edits) through `run`, then keep the
+    candidates the lint gate passes, best first; the predictor hears of each one dropped."""
+
+    def call(cancel: threading.Event) -> list[Candidate]:
+        if inline:
+            return predictor.inline(request, cancel)
+        return predictor.next_edit(request, cancel)
+
+    candidates = await run(call)
+    if check is None:
+        return candidates
+    verdicts = await check(request.text, candidates)
+    for candidate, ok in zip(candidates, verdicts, strict=True):
+        if not ok:
+            predictor.feedback("dropped_lint", candidate.source, candidate.format)
+    return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]
 
 
 class LintCache:

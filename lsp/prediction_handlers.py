@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from shadowtab.inference.next_edit.candidates import MAX_CANDIDATES, Candidate
-from shadowtab.inference.next_edit.predictor import checked_candidates
 from shadowtab.lsp.convert import to_lsp_range
-from shadowtab.lsp.prediction_check import workspace_check
+from shadowtab.lsp.prediction_check import checked_candidates, workspace_check
 from shadowtab.lsp.predictions import PredictionCancelled
 from shadowtab.shadow_workspace import Range, ShadowDocument, ShadowError
 
@@ -175,9 +174,9 @@ def rejected(session: Session, params: Any) -> None:
 
 
 def feedback(session: Session, outcome: Outcome, params: Any) -> None:
-    """Count an outcome on the predictor's feedback counts (when it keeps them)."""
-    counts = getattr(session.predictor, "feedback", None)
-    if counts is None:
+    """Tell the predictor what became of a suggestion it made."""
+    predictor = session.predictor
+    if predictor is None:
         return
     source = format_name = ""
     if isinstance(params, dict):
@@ -185,4 +184,4 @@ def feedback(session: Session, outcome: Outcome, params: Any) -> None:
     elif params is not None:  # pygls may hand custom params over as an object
         source = str(getattr(params, "source", "") or "")
         format_name = str(getattr(params, "format", "") or "")
-    counts.add(outcome, source, format_name)
+    predictor.feedback(outcome, source, format_name)

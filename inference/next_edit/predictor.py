@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol
 
 from ..engines.api import Engine
 from .candidates import (
@@ -27,7 +27,7 @@ from .candidates import (
 )
 from .edits import TextEdit
 from .events import Edit, edit_context
-from .feedback import FeedbackCounts
+from .feedback import FeedbackCounts, Outcome
 from .ghost_text import repetition
 from .ghost_text.completion_source import CompletionSource
 from .ghost_text.ghost_gate import SHIPPED_GATE
@@ -42,10 +42,7 @@ __all__ = [
     "FixedPredictor",
     "PredictionRequest",
     "Predictor",
-    "checked_candidates",
 ]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -80,6 +77,15 @@ class Predictor(Protocol):
 
     def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         """At a keystroke: keep ghost text's prompt in the cache as the cursor moves."""
+        ...
+
+    def feedback(self, outcome: Outcome, source: str, format_name: str = "") -> None:
+        """What became of a suggestion it made: accepted or rejected by the user, dropped
+        by the server's lint check."""
+        ...
+
+    def feedback_counts(self) -> dict[str, Any]:
+        """The outcomes so far, per source and format (`daemon status`)."""
         ...
 
 
@@ -134,9 +140,11 @@ class EnginePredictor:
         """Whether the learned gate cuts ghost text, and why not (`daemon status`)."""
         return self._completion.gate_state
 
-    @property
-    def feedback(self) -> FeedbackCounts:
-        return self.pipeline.feedback
+    def feedback(self, outcome: Outcome, source: str, format_name: str = "") -> None:
+        self.pipeline.feedback.add(outcome, source, format_name)
+
+    def feedback_counts(self) -> dict[str, Any]:
+        return self.pipeline.feedback.to_dict()
 
     def inline(
         self, request: PredictionRequest, cancel: threading.Event | None = None
@@ -233,6 +241,7 @@ class FixedPredictor:
     edits: Sequence[Candidate] = ()  # each of one edit
     delay_s: float = 0.0
     calls: list[str] = field(default_factory=list)
+    counts: FeedbackCounts = field(default_factory=FeedbackCounts)
 
     def _wait(self, cancel: threading.Event | None) -> bool:
         """Sleep `delay_s`; False when cancelled meanwhile."""
@@ -269,35 +278,8 @@ class FixedPredictor:
     def follow(self, request: PredictionRequest, cancel: threading.Event | None = None) -> None:
         self.calls.append("follow")
 
+    def feedback(self, outcome: Outcome, source: str, format_name: str = "") -> None:
+        self.counts.add(outcome, source, format_name)
 
-# Runs a blocking predictor call (given its cancel event) in a worker thread.
-RunBlocking = Callable[[Callable[[threading.Event], T]], Awaitable[T]]
-# The lint gate (filters.lint_gate with the caller's linters): a verdict per candidate.
-Check = Callable[[str, Sequence[Candidate]], Awaitable[list[bool]]]
-
-
-async def checked_candidates(
-    predictor: Predictor,
-    request: PredictionRequest,
-    inline: bool,
-    run: RunBlocking[list[Candidate]],
-    check: Check | None = None,
-) -> list[Candidate]:
-    """The next-edit pipeline the editors and `shadowtab predict` share: ask the
-    predictor (ghost text, or next edits), then keep the candidates the lint gate
-    passes, best first."""
-
-    def call(cancel: threading.Event) -> list[Candidate]:
-        if inline:
-            return predictor.inline(request, cancel)
-        return predictor.next_edit(request, cancel)
-
-    candidates = await run(call)
-    if check is None:
-        return candidates
-    verdicts = await check(request.text, candidates)
-    counts = getattr(predictor, "feedback", None)
-    for candidate, ok in zip(candidates, verdicts, strict=True):
-        if not ok and counts is not None:
-            counts.add("dropped_lint", candidate.source, candidate.format)
-    return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]
+    def feedback_counts(self) -> dict[str, Any]:
+        return self.counts.to_dict()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from shadowtab.daemon.cli_predict import read_history
+from shadowtab.daemon.cli.predict import read_history
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.events import Edit
@@ -57,15 +57,12 @@ def test_history_files_are_read_and_checked(tmp_path: Path) -> None:
 async def test_the_lint_gate_counts_what_it_drops() -> None:
     import threading
 
-    from shadowtab.inference.next_edit.feedback import FeedbackCounts
-    from shadowtab.inference.next_edit.predictor import FixedPredictor, checked_candidates
-
-    class Counted(FixedPredictor):
-        feedback = FeedbackCounts()
+    from shadowtab.inference.next_edit.predictor import FixedPredictor
+    from shadowtab.lsp.prediction_check import checked_candidates
 
     bad = Candidate((TextEdit(0, 1, "("),), 1.0, "model", "generic")
     good = Candidate((TextEdit(0, 1, "y"),), 1.0, "model", "generic")
-    predictor = Counted(edits=[bad, good])
+    predictor = FixedPredictor(edits=[bad, good])
     request = PredictionRequest("a.py", "python", "x\n", 1)
 
     async def run(call: Callable[[threading.Event], list[Candidate]]) -> list[Candidate]:
@@ -76,4 +73,4 @@ async def test_the_lint_gate_counts_what_it_drops() -> None:
 
     kept = await checked_candidates(predictor, request, False, run, check)
     assert kept == [good]
-    assert predictor.feedback.to_dict()["model/generic"]["dropped_lint"] == 1
+    assert predictor.feedback_counts()["model/generic"]["dropped_lint"] == 1

@@ -35,7 +35,7 @@ def test_next_edits_are_valid_and_never_undo_the_typing(engine: LlamaCppEngine) 
     inline = predictor.inline(request)
     assert inline, "no ghost text at the cursor"
     assert all(c.edit.new_text.strip() and c.source in ("model", "completion") for c in inline)
-    counts = predictor.feedback.to_dict()
+    counts = predictor.feedback_counts()
     assert sum(row["shown"] for row in counts.values()) >= len(inline)
 
 
