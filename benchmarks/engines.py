@@ -32,7 +32,7 @@ from common.serving import LLAMA_CPP_SERVER, free_port, serving
 from common.speculative import make_draft
 from shadowtab.inference import Engine, default_model_path
 
-SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text()
+SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").read_text()
 PROMPT = 'def insertion_sort(items: list[int]) -> list[int]:\n    """Sort items in place."""\n'
 
 

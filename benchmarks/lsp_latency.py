@@ -9,7 +9,7 @@ Prints one JSON line.
 
 Paths measured, each a separate server process:
   standalone    `--standalone`-style: the Hub serving one session on stdio
-  pump_socket   the real pump (shadowtab.daemon.cli_lsp.pump) -> unix socket -> Hub
+  pump_socket   the real pump (shadowtab.daemon.cli.lsp.pump) -> unix socket -> Hub
                 session, exactly the daemon's LSP path (Hub.serve_connection)
   daemon        `shadowtab lsp` -> the real daemon (engine off: it has no predictor, so
                 the request skips the worker thread; the pump and daemon cost is there)
@@ -68,7 +68,7 @@ async def serve_socket(path: str, state: Path) -> None:
 
 
 def run_pump(path: str) -> int:
-    from shadowtab.daemon.cli_lsp import pump
+    from shadowtab.daemon.cli.lsp import pump
 
     for _ in range(200):
         if os.path.exists(path):

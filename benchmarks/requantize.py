@@ -67,7 +67,7 @@ def run(quick: bool, data_dir: Path) -> dict[str, object]:
         name: LlamaCppEngine(path, n_ctx=1024, kv_cache_mb=32, n_threads=physical_cores())
         for name, path in models.items()
     }
-    text = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text() * 2
+    text = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").read_text() * 2
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in engines}
     for round_no in range(2 if quick else 5):
         for name, engine in engines.items():

@@ -29,7 +29,7 @@ COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
 
 def measure_r(engine: LlamaCppEngine, prompt_chars: int) -> tuple[float, float]:
     """Prefill and decode speed (tokens/s) on a cold prompt, in this run."""
-    source = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text()
+    source = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").read_text()
     prompt = f"# cold {time.time()}\n" + (source * 4)[:prompt_chars]
     result = engine.rewrite(prompt, "x", 32, speculative=False)
     stats = result.stats

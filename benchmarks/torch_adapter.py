@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 CACHE_ARG = "past_key_values"  # set from the model's signature: newer transformers say cache
-SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli.py").read_text()
+SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").read_text()
 
 
 def load_variants(data_dir: Path) -> tuple[dict[str, Any], Any]:

@@ -10,7 +10,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK
 
 
 def register(subparsers: Any) -> None:

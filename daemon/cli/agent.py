@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from shadowtab.daemon.cli_root import root_argument
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.workspace_root import root_argument
 
 REQUEST_TIMEOUT_S = 60.0  # linting a large file twice, on a loaded machine
 START_TIMEOUT_S = 30.0

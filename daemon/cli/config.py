@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from shadowtab.daemon.cli import EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.exit_codes import EXIT_OK, EXIT_USAGE
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

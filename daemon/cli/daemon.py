@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK
+from shadowtab.daemon.cli.exit_codes import EXIT_FAILURE, EXIT_OK
 
 
 def register(subparsers: Any) -> None:
@@ -34,9 +34,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon import client
+    from shadowtab.daemon.cli.demo_tour import tour
+    from shadowtab.daemon.cli.model_wait import ModelUnavailable, wait_for_model
     from shadowtab.daemon.config import ConfigError
-    from shadowtab.daemon.demo_tour import tour
-    from shadowtab.daemon.model_wait import ModelUnavailable, wait_for_model
 
     started_here = client.read_status() is None
     try:

@@ -18,8 +18,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK
-from shadowtab.daemon.vscode_install import (
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK
+from shadowtab.daemon.cli.vscode.install import (
     COMMAND_SETTING,
     CliDirs,
     Extension,
@@ -31,7 +31,7 @@ from shadowtab.daemon.vscode_install import (
     shipped_extension,
     write_setting,
 )
-from shadowtab.daemon.vscode_locations import (
+from shadowtab.daemon.cli.vscode.locations import (
     INSTALL_HINT,
     CodeCli,
     CodeCliNotFound,

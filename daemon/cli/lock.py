@@ -1,5 +1,5 @@
 """`shadowtab lock status|take|release|toggle`, `shadowtab shadow diff|pending` (the agents'
-`shadow write|apply|read|lint` live in cli_agent) and
+`shadow write|apply|read|lint` live in agent.py) and
 `shadowtab run -- CMD...`: the save lock and the shadow workspace from the shell, through
 the daemon's control socket."""
 
@@ -12,8 +12,9 @@ import subprocess
 import sys
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from shadowtab.daemon.cli_root import root_argument
+from shadowtab.daemon.cli.agent import register_actions as register_agent_actions
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.workspace_root import root_argument
 
 REQUEST_TIMEOUT_S = 60.0  # a commit of many large files takes a while
 Subparsers = argparse._SubParsersAction
@@ -82,9 +83,7 @@ def _register_shadow(subparsers: Subparsers) -> None:
         action = actions.add_parser(name, help=text, description=text, epilog=EPILOG)
         _add_root(action)
         action.set_defaults(func=run_shadow, shadow_command=name)
-    from shadowtab.daemon.cli_agent import register_actions  # write, apply, read, lint
-
-    register_actions(actions)
+    register_agent_actions(actions)  # write, apply, read, lint
 
 
 def _register_run(subparsers: Subparsers) -> None:

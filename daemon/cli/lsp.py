@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK
+from shadowtab.daemon.cli.exit_codes import EXIT_FAILURE, EXIT_OK
 
 CHUNK = 64 * 1024
 DEFAULT_START_TIMEOUT_S = 30.0

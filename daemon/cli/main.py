@@ -1,7 +1,5 @@
-"""The `shadowtab` command line: a thin argparse front; each area registers its own
-subcommands from a `cli_*` module.
-
-Exit codes: 0 ok, 1 failure, 2 usage error or daemon not running.
+"""The `shadowtab` command line: a thin argparse front over a plain table of command
+modules. Exit codes (exit_codes.py): 0 ok, 1 failure, 2 usage error or daemon not running.
 """
 
 from __future__ import annotations
@@ -10,27 +8,34 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib import import_module
+from typing import Any
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2  # also: the daemon is not running
-
-# Modules that add subcommands: each defines `register(subparsers) -> None` and sets
-# `func=` on its parsers; `func(args) -> int` returns the exit code.
-SUBCOMMAND_MODULES = (
-    "shadowtab.daemon.cli_daemon",
-    "shadowtab.daemon.cli_lsp",
-    "shadowtab.daemon.cli_mcp",
-    "shadowtab.daemon.cli_lock",
-    "shadowtab.daemon.cli_predict",
-    "shadowtab.daemon.cli_demo",
-    "shadowtab.daemon.cli_adapter",
-    "shadowtab.daemon.cli_editor",
-    "shadowtab.daemon.cli_config",
+from shadowtab.daemon.cli import (
+    adapter,
+    config,
+    daemon,
+    demo,
+    editor,
+    lock,
+    lsp,
+    mcp,
+    predict,
 )
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
-EPILOG = "exit codes: 0 ok, 1 failure, 2 usage error or daemon not running"
+# Each adds its subcommands to `shadowtab` and sets `func=` on its parsers;
+# `func(args) -> int` returns the exit code. The order is the order of `shadowtab --help`.
+COMMAND_REGISTRARS: tuple[Callable[[Any], None], ...] = (
+    daemon.register,
+    lsp.register,
+    mcp.register,
+    lock.register,
+    predict.register,
+    demo.register,
+    adapter.register,
+    editor.register,
+    config.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
-        import_module(name).register(subparsers)
+    for register in COMMAND_REGISTRARS:
+        register(subparsers)
     return parser
 
 
@@ -71,7 +76,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         # point stdout at /dev/null so the interpreter's final flush does not fail too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shadowtab.daemon.cli import EPILOG, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.exit_codes import EPILOG, EXIT_OK, EXIT_USAGE
 
 DEFAULT_START_TIMEOUT_S = 30.0
 

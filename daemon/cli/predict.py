@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.daemon.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from shadowtab.daemon.cli.exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from shadowtab.inference.next_edit.candidates import Candidate

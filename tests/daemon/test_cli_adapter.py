@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from shadowtab.daemon.cli import main
-from shadowtab.daemon.cli_daemon import _adapter_line
+from shadowtab.daemon.cli.daemon import _adapter_line
+from shadowtab.daemon.cli.main import main
 
 needs_torch_extra = pytest.mark.skipif(
     any(importlib.util.find_spec(name) is None for name in ("gguf", "peft", "safetensors")),

@@ -3,7 +3,7 @@ the measurement expected and whether it was taken on a busy machine."""
 
 from __future__ import annotations
 
-from shadowtab.daemon.cli_daemon import _weights_line
+from shadowtab.daemon.cli.daemon import _weights_line
 
 
 def test_a_pinned_type_is_named_alone() -> None:

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from shadowtab.daemon import vscode_locations
-from shadowtab.daemon.cli import main
-from shadowtab.daemon.jsonc_edit import loads
+from shadowtab.daemon.cli.main import main
+from shadowtab.daemon.cli.vscode import locations
+from shadowtab.daemon.cli.vscode.jsonc_edit import loads
 
 ROOT = Path(__file__).resolve().parents[2]
 SHADOWTAB = Path(os.path.abspath(sys.executable)).parent / "shadowtab"
@@ -131,7 +131,7 @@ def test_no_code_cli_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", "")
-    monkeypatch.setattr(vscode_locations, "usual_locations", lambda: [])
+    monkeypatch.setattr(locations, "usual_locations", lambda: [])
     assert main(["editor", "install", "vscode"]) == 1
     error = capsys.readouterr().err
     assert "no VS Code CLI (code, code-insiders, codium, code-oss, code-server)" in error

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from shadowtab.daemon.jsonc_edit import JsoncError, loads, set_top_level_key
+from shadowtab.daemon.cli.vscode.jsonc_edit import JsoncError, loads, set_top_level_key
 
 KEY = "shadowtab.command"
 VALUE = "/home/me/.venv/bin/shadowtab"

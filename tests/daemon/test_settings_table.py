@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shadowtab.daemon.cli import main
+from shadowtab.daemon.cli.main import main
 from shadowtab.daemon.config import Settings, load_settings
 from shadowtab.daemon.config_reference import reference_markdown
 from shadowtab.daemon.config_schema import (

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from shadowtab.daemon.vscode_locations import (
+from shadowtab.daemon.cli.vscode.locations import (
     CodeCli,
     CodeCliNotFound,
     UnknownSettingsLocation,

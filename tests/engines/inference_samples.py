@@ -19,5 +19,5 @@ JS = "function debounce(fn, ms) {\n  let timer;\n  return function (...args) {\n
 
 def long_code(min_chars: int) -> str:
     """Real source text from this repository, repeated as needed."""
-    text = (REPO / "daemon" / "cli.py").read_text()
+    text = (REPO / "daemon" / "cli" / "main.py").read_text()
     return (text * (min_chars // len(text) + 1))[:min_chars]

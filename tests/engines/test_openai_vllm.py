@@ -15,7 +15,7 @@ import pytest
 from adapter_prompts import copy_prompt, similarity, typing_prompt
 from inference_samples import FIB, long_code
 from server_helpers import free_port, serving
-from shadowtab.daemon.cli import main as cli_main
+from shadowtab.daemon.cli.main import main as cli_main
 from shadowtab.inference import Cancelled
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ def base_engine(converted: Path) -> Iterator[TorchEngine]:
 @pytest.fixture(scope="module")
 def peft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged adapter written by the CLI, as a team would for vLLM."""
-    from shadowtab.daemon.cli import main
+    from shadowtab.daemon.cli.main import main
 
     target = tmp_path_factory.mktemp("peft") / "next-edit"
     assert main(["adapter", "export-peft", str(target)]) == 0

@@ -12,7 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from shadowtab.daemon.cli_lsp import serve_hub_on_stdio
+from shadowtab.daemon.cli.lsp import serve_hub_on_stdio
 from shadowtab.daemon.paths import state_dir
 from shadowtab.inference.engines.options import EngineOptions
 from shadowtab.inference.next_edit.candidates import Candidate

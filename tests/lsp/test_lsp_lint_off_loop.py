@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from hub_socket import HubClient, hub_on_socket
-from shadowtab.daemon.cli_daemon import _print_status
+from shadowtab.daemon.cli.daemon import _print_status
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
 PUBLISH = "textDocument/publishDiagnostics"

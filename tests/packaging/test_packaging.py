@@ -57,7 +57,7 @@ def test_wheel_installs_the_namespace_package_only(tmp_path: Path) -> None:
         f"for part in {SUBPACKAGES!r}:\n"
         "    module = importlib.import_module('shadowtab.' + part)\n"
         "    print(module.__file__)\n"
-        "from shadowtab.daemon.cli import main\n"
+        "from shadowtab.daemon.cli.main import main\n"
         "sys.exit(main(['--version']))\n"
     )
     result = subprocess.run(

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from shadowtab.daemon.jsonc_edit import JsoncError, set_top_level_key
-from shadowtab.daemon.vscode_locations import CodeCli
+from shadowtab.daemon.cli.vscode.jsonc_edit import JsoncError, set_top_level_key
+from shadowtab.daemon.cli.vscode.locations import CodeCli
 from shadowtab.shadow_workspace.disk import (
     MISSING,
     CommitConflict,
