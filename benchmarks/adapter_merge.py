@@ -3,7 +3,7 @@ the converted weights (engine.merge_adapter), with the base model beside them: p
 and decode speed side by side in one run (rounds in turns, the best of each), and
 whether the merged model answers as the attached one. Prints one JSON line.
 
-    python benchmarks/adapter_merge.py [--quick] [--data-dir DIR] [--weights q8_0|bf16|auto]
+    python -m benchmarks.adapter_merge [--quick] [--data-dir DIR] [--weights q8_0|bf16|auto]
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from common.cli import run_weights_benchmark
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
+
+from benchmarks.common.cli import run_weights_benchmark
 
 SAMPLE = Path(__file__).resolve().parents[1] / "inference/engines/local/decoding.py"
 VARIANTS = {"base": ("none", False), "attached": ("default", False), "merged": ("default", True)}

@@ -4,7 +4,7 @@ are called, in any thread, from sending one message until the work it starts has
 settled: its frame read off the socket, its handler, and for a keystroke the lint and
 the warm after the typing pause. Prints one JSON line.
 
-    python benchmarks/code_paths.py
+    python -m benchmarks.code_paths
 
 The Hub runs in this process (engine off, no linters, a FixedPredictor answering both
 kinds of request), one session over a socket pair with real LSP framing. Each message
@@ -15,8 +15,8 @@ folder) is outside the four packages, so it is not counted.
 
 Against another commit's product code: link its four packages into a folder's
 `shadowtab/` and put that folder first on PYTHONPATH (a namespace package found there
-wins over the editable install), e.g. `PYTHONPATH=/tmp/old python
-benchmarks/code_paths.py` with /tmp/old/shadowtab/lsp -> a worktree's lsp/, and so on.
+wins over the editable install), e.g. `PYTHONPATH=/tmp/old python -m
+benchmarks.code_paths` with /tmp/old/shadowtab/lsp -> a worktree's lsp/, and so on.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from common.eval_lsp import LspClient, connect, initialize_params
+from benchmarks.common.eval_lsp import LspClient, connect, initialize_params
 
 PACKAGES = ("daemon", "lsp", "shadow_workspace", "inference")
 # Past the debounces (lint 150 ms, warm 100 ms) and the work they start.

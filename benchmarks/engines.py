@@ -9,7 +9,7 @@ else to llama-cpp-python's own server on the packaged model, started here on loo
 packaged next-edit adapter on every engine, the started server loading it with
 --lora_path; "none": the base model; a path: that adapter).
 
-    python benchmarks/engines.py [--quick] [--engines llama.cpp,torch,openai] [--base-url URL]
+    python -m benchmarks.engines [--quick] [--engines llama.cpp,torch,openai] [--base-url URL]
         [--adapters default,none]
 """
 
@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.serving import LLAMA_CPP_SERVER, free_port, serving
-from common.speculative import make_draft
 from shadowtab.inference import Engine, default_model_path
+
+from benchmarks.common.serving import LLAMA_CPP_SERVER, free_port, serving
+from benchmarks.common.speculative import make_draft
 
 SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").read_text()
 PROMPT = 'def insertion_sort(items: list[int]) -> list[int]:\n    """Sort items in place."""\n'

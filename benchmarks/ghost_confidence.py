@@ -1,13 +1,13 @@
 """Ghost text's token threshold: the curve it is chosen from, and which source to prefer
 where the plain continuation and the rewrite disagree.
 
-    python benchmarks/ghost_confidence.py [--split dev] [--cases 60] [--typing-cases 30]
+    python -m benchmarks.ghost_confidence [--split dev] [--cases 60] [--typing-cases 30]
         [--corpus DIR] [--threads N]
 
 In-process, the predictor's own sources on the shipped weights (the packaged model, its
 adapter merged, as the daemon loads them):
 
-- line cases (benchmarks/common/eval_cases.py `line`): the continuation ghost text asks for,
+- line cases (training/eval_cases.py `line`): the continuation ghost text asks for,
   decoded once without a cut; then, for each threshold, cut at its first token below it
   exactly as inference/next_edit/ghost_text/completion_source.py cuts it. Scored as the
   evaluation's line mode (a non-empty prefix of the rest of the line): shown, correct,
@@ -29,10 +29,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common.corpus import DEFAULT_CORPUS, SPLITS, records
-from common.edit_scoring import apply_edit, judge, judge_line
-from common.eval_cases import Case, cases, line_rest
-from common.in_process import request_of
 from shadowtab.inference import Completion, EngineOptions, create_engine
 from shadowtab.inference.next_edit.candidates import Candidate, kind_of
 from shadowtab.inference.next_edit.ghost_text import repetition
@@ -44,6 +40,11 @@ from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line
 from shadowtab.inference.next_edit.predictor import query_of
 from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
+
+from benchmarks.common.in_process import request_of
+from training.corpus import DEFAULT_CORPUS, SPLITS, records
+from training.edit_scoring import apply_edit, judge, judge_line
+from training.eval_cases import Case, cases, line_rest
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 TARGET_PRECISION = 0.85

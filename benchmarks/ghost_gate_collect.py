@@ -3,11 +3,11 @@ continuation the completion source asks for, decoded without a cut, with every t
 probability, top-1/top-2 margin and end offset. The gate is fitted on these
 (`python -m training.ghost_gate`), its labels judged by the evaluation's criterion.
 
-    python benchmarks/ghost_gate_collect.py --split train --modes line typing \
+    python -m benchmarks.ghost_gate_collect --split train --modes line typing \
         --cases 1200 --out training/ghost_gate/train.jsonl
 
 One JSON line per case: the split, mode and index that rebuild the case
-(benchmarks/common/eval_cases.py `cases`), and the continuation. Appends, and skips the
+(training/eval_cases.py `cases`), and the continuation. Appends, and skips the
 cases a previous run of the same file already has (a stopped run resumes).
 """
 
@@ -21,13 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common.corpus import DEFAULT_CORPUS, SPLITS, records
-from common.eval_cases import MODES, cases
-from common.in_process import daemon_engine, request_of
 from shadowtab.inference import Completion
 from shadowtab.inference.next_edit.ghost_text.completion_source import CompletionSource
 from shadowtab.inference.next_edit.predictor import query_of
 from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
+
+from benchmarks.common.in_process import daemon_engine, request_of
+from training.corpus import DEFAULT_CORPUS, SPLITS, records
+from training.eval_cases import MODES, cases
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

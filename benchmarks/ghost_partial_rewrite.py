@@ -1,7 +1,7 @@
 """How early in a next-edit rewrite is its ghost text known? A white-box probe for the
 scheduling of ghost text, which today waits for the whole rewrite (and its fallback).
 
-    python benchmarks/ghost_partial_rewrite.py [--cases 16] [--weights bf16]
+    python -m benchmarks.ghost_partial_rewrite [--cases 16] [--weights bf16]
         [--data-dir DIR] [--split heldout] [--corpus DIR]
 
 Per typing case of the latency trace (benchmarks/next_edit_latency.py: the first words of
@@ -31,9 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.corpus import DEFAULT_CORPUS, SPLITS, records
-from common.edit_scoring import apply_edit
-from common.eval_cases import Case, cases, shortened
 from shadowtab.inference import Cancelled, LlamaCppEngine
 from shadowtab.inference.next_edit.candidates import kind_of, rank
 from shadowtab.inference.next_edit.events import Edit
@@ -41,6 +38,10 @@ from shadowtab.inference.next_edit.formats import stop_strings
 from shadowtab.inference.next_edit.predictor import PredictionRequest, query_of
 from shadowtab.inference.next_edit.rewrite.model_source import EXTRA_TOKENS, MAX_TOKENS, ModelSource
 from shadowtab.inference.next_edit.situation import RenderedPrompt
+
+from training.corpus import DEFAULT_CORPUS, SPLITS, records
+from training.edit_scoring import apply_edit
+from training.eval_cases import Case, cases, shortened
 
 MAX_TYPED = 40
 

@@ -1,12 +1,12 @@
 """Mid-line ghost text with and without re-joining the rest of the line, side by side.
 
-    python benchmarks/ghost_rejoin.py [--cases N] [--split heldout] [--corpus DIR]
+    python -m benchmarks.ghost_rejoin [--cases N] [--split heldout] [--corpus DIR]
 
-On the evaluation's typing cases (benchmarks/common/eval_cases.py), the plain
+On the evaluation's typing cases (training/eval_cases.py), the plain
 continuation at the cursor (the ghost-text fallback of
 inference/next_edit/ghost_text/completion_source.py, one greedy candidate, the packaged model
 without adapter) is scored as written ("raw") and as inference/next_edit/ghost_text/rejoin.py keeps
-it ("rejoined"), by the evaluation's criterion (benchmarks/common/edit_scoring.py), apart
+it ("rejoined"), by the evaluation's criterion (training/edit_scoring.py), apart
 for a cursor at the end of its line ("eol") and in the middle of one ("midline"). Prints
 one JSON line: shown, correct, precision per variant and position.
 """
@@ -19,13 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common.corpus import DEFAULT_CORPUS, SPLITS, records
-from common.edit_scoring import apply_edit, judge
-from common.eval_cases import Case, cases
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.next_edit.ghost_text.completion_source import MAX_TOKENS
 from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
 from shadowtab.inference.next_edit.ghost_text.rejoin import rejoined, rest_of_line
+
+from training.corpus import DEFAULT_CORPUS, SPLITS, records
+from training.edit_scoring import apply_edit, judge
+from training.eval_cases import Case, cases
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -16,7 +16,7 @@ quantization's), and q8_0 K and V (which needs flash attention). Per configurati
 
 Prints one JSON line.
 
-    python benchmarks/kv_quant.py [--quick] [--data-dir DIR]
+    python -m benchmarks.kv_quant [--quick] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.cli import run_model_benchmark
-from common.speculative import first_difference_gap
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.engines.local.engine import MB
+
+from benchmarks.common.cli import run_model_benchmark
+from benchmarks.common.speculative import first_difference_gap
 
 # label -> (engine.kv_type, flash attention: None = llama.cpp's choice, "auto", which
 # llama.cpp resolves to on for the CPU: its log says "flash_attn = enabled" for f16 too)

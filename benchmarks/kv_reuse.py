@@ -11,7 +11,7 @@ JSON line:
 - requests only at word ends, with warming on every keystroke (as the daemon does on
   didOpen/didChange) against warming off.
 
-    python benchmarks/kv_reuse.py [--quick]
+    python -m benchmarks.kv_reuse [--quick]
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from common.cli import run_model_benchmark
-from common.typing_workload import TYPED, keystrokes, source_file
 from shadowtab.inference import LlamaCppEngine, RequestStats
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.next_edit.events import Edit, edit_context
 from shadowtab.inference.next_edit.formats import FORMATS, get_format
 from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
 from shadowtab.inference.next_edit.situation import Situation
+
+from benchmarks.common.cli import run_model_benchmark
+from benchmarks.common.typing_workload import TYPED, keystrokes, source_file
 
 MAX_TOKENS = 1  # first-token latency and reuse are measured; decoding adds nothing
 SESSION_MAX_TOKENS = 8

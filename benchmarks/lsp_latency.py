@@ -5,7 +5,7 @@ The predictor is a FixedPredictor, so this measures the server's own overhead (f
 dispatch, shadow sync, the worker-thread hop, the candidate check), not the model.
 Prints one JSON line.
 
-    python benchmarks/lsp_latency.py [--iterations 300]
+    python -m benchmarks.lsp_latency [--iterations 300]
 
 Paths measured, each a separate server process:
   standalone    `--standalone`-style: the Hub serving one session on stdio

@@ -1,13 +1,13 @@
 """Next-edit evaluation on real commits: replays edits from the corpus through the real
 language server, as an editor would, and scores what it suggests against the commits.
 
-    python benchmarks/next_edit_eval.py [--corpus DIR] [--split heldout|dev|train]
+    python -m benchmarks.next_edit_eval [--corpus DIR] [--split heldout|dev|train]
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
         [--modes typing next_hunk line] [--token-threshold X] [--no-gate]
         [--region-lines ABOVE,BELOW]
 
-Modes (benchmarks/common/eval_cases.py): `typing` (the old text of a hunk's changed stretch
+Modes (training/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
 `next_hunk` (the first hunk done; predict the others) and `line` (line completion: a
 line the commit wrote, its first part typed into the file that lacks it; ghost text
@@ -22,7 +22,7 @@ Line mode is scored on its own terms: correct when the ghost text is a non-empty
 of the rest of the line (inserted at the cursor); chars_saved_share is the share of the
 lines' remaining characters the correct ones wrote.
 
-Scoring (benchmarks/common/edit_scoring.py), of each source's best suggestion: correct when the
+Scoring (training/edit_scoring.py), of each source's best suggestion: correct when the
 text it produces lies on a shortest insert/delete path from the current text to the
 commit's and it changes something; exact when it reaches the whole edit of the mode (the
 hunk finished; one more hunk done). chars_saved is the character distance it closes.
@@ -41,7 +41,7 @@ on the completed first hunk, with the predictor's learned gate (propagation_gate
 Prints one JSON line per variant, mode and source; with --min-confidence-sweep also one
 line per source with suggestions that carry a confidence: precision and recall at each
 threshold, and the lowest threshold with precision >= 0.8 (choose it on `heldout`).
-The held-back split is training/split.py's (benchmarks/common/corpus.py reads it).
+The held-back split is training/split.py's (training/corpus.py reads it).
 """
 
 from __future__ import annotations
@@ -54,11 +54,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from common.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
-from common.eval_cases import MODES, cases
-from common.eval_dump import Dump
-from common.eval_report import Observation, mode_lines, sweep_line
-from common.eval_run import (
+from benchmarks.common.eval_dump import Dump
+from benchmarks.common.eval_report import Observation, mode_lines, sweep_line
+from benchmarks.common.eval_run import (
     CaseRunner,
     Pauses,
     Variant,
@@ -66,7 +64,9 @@ from common.eval_run import (
     start_hub,
     variants,
 )
-from common.region_lines import add_region_lines_option, region_lines, set_region_lines
+from benchmarks.common.region_lines import add_region_lines_option, region_lines, set_region_lines
+from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
+from training.eval_cases import MODES, cases
 
 QUICK_CASES = 2
 

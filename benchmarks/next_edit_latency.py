@@ -1,12 +1,12 @@
 """Next-edit latency as a user sees it: a typing trace into held-out files through the
 real language server with the real model. Prints one JSON line.
 
-    python benchmarks/next_edit_latency.py [--cases 16] [--quick] [--data-dir DIR]
+    python -m benchmarks.next_edit_latency [--cases 16] [--quick] [--data-dir DIR]
         [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
         [--mode typing|line] [--ask both|ghost] [--pause-s S] [--gap-ms LO HI]
         [--region-lines ABOVE,BELOW] [--cursor-lead-ms MS]
 
-Per case (benchmarks/common/eval_cases.py's cases; typing: the first hunk of a held-out
+Per case (training/eval_cases.py's cases; typing: the first hunk of a held-out
 commit, its old text deleted and the first words of the new typed; line: a line the
 commit wrote, its first part typed up to a pause): open the file, read 2 s (the cursor
 comes to rest where the edit goes and the editor says so, shadowtab/cursorMoved,
@@ -45,13 +45,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common.corpus import DEFAULT_CORPUS, SPLITS, records
-from common.eval_cases import Case, Step, cases, shortened
-from common.eval_lsp import connect, initialize_params
-from common.eval_report import quantile
-from common.eval_run import Variant, start_hub
-from common.latency_trace import MultiplexClient, Timed, Trace, type_and_ask
-from common.region_lines import add_region_lines_option, region_lines, set_region_lines
+from benchmarks.common.eval_lsp import connect, initialize_params
+from benchmarks.common.eval_report import quantile
+from benchmarks.common.eval_run import Variant, start_hub
+from benchmarks.common.latency_trace import MultiplexClient, Timed, Trace, type_and_ask
+from benchmarks.common.region_lines import add_region_lines_option, region_lines, set_region_lines
+from training.corpus import DEFAULT_CORPUS, SPLITS, records
+from training.eval_cases import Case, Step, cases, shortened
 
 QUICK_CASES = 2
 # From the editor's shadowtab/cursorMoved to the first key: the keystroke-level model

@@ -10,7 +10,7 @@ rewrite with n = 3 candidates (what a next-edit request runs). Target: under 5% 
 decode time (issue 12). Also the functions that take the most Python time (cProfile,
 self time, llama_decode excluded). Prints one JSON line.
 
-    python benchmarks/python_overhead.py [--quick] [--data-dir DIR]
+    python -m benchmarks.python_overhead [--quick] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
-from common.cli import run_model_benchmark
-from common.speculative import PROMPTS, make_draft
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
+
+from benchmarks.common.cli import run_model_benchmark
+from benchmarks.common.speculative import PROMPTS, make_draft
 
 TARGET_SHARE = 0.05
 TOP_FUNCTIONS = 6

@@ -5,7 +5,7 @@ alike: prefill and decode speed, r = prefill / decode, the time of a 17-token ve
 pass relative to one decode step, and how often speculative output differs from greedy.
 Prints one JSON line.
 
-    python benchmarks/requantize.py [--quick] [--data-dir DIR]
+    python -m benchmarks.requantize [--quick] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common.cli import run_model_benchmark
 from shadowtab.inference import LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.llama_cpp.requantize import requantize
 from shadowtab.inference.engines.local.cpu_load import physical_cores
+
+from benchmarks.common.cli import run_model_benchmark
 
 PROMPTS = [
     'def fibonacci(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n',

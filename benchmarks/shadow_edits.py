@@ -14,7 +14,7 @@ applyEdit end to end, how many keystrokes arrived within 100 ms, the daemon's ow
 didChange (shadow edit + forwarding), whether the buffers are equal right after the last
 one, and whether the file was linted (or skipped: over `[limits] lint_mb`).
 
-    python benchmarks/shadow_edits.py [--edits 5000] [--mirrored 20] [--skip-two-editors]
+    python -m benchmarks.shadow_edits [--edits 5000] [--mirrored 20] [--skip-two-editors]
         [--two-editors-only] [--sizes-mb 1,10] [--lint-mb MB]
 """
 

@@ -2,8 +2,8 @@
 that both meet the same machine load. Prints the benchmark's JSON lines for each run,
 with "code" ("before" or "after") and "rev" added.
 
-    python benchmarks/side_by_side.py --before REV [--after REV] [--rounds 2] \
-        -- next_edit_latency.py --ghost-alone --cases 16 --data-dir /tmp/st-data
+    python -m benchmarks.side_by_side --before REV [--after REV] [--rounds 2] \
+        -- next_edit_latency --ghost-alone --cases 16 --data-dir /tmp/st-data
 
 The benchmark script is this checkout's, run with each commit's product packages (a
 git worktree of the commit, imported as `shadowtab` through PYTHONPATH, which the
@@ -57,13 +57,13 @@ def import_root(tree: Path, into: Path) -> Path:
 
 
 def run(benchmark: list[str], path: Path) -> list[dict[str, object]]:
-    script = ROOT / "benchmarks" / benchmark[0]
+    module = f"benchmarks.{benchmark[0].removesuffix('.py')}"  # `next_edit_latency[.py]`
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(path), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(
-        [sys.executable, str(script), *benchmark[1:]],
+        [sys.executable, "-m", module, *benchmark[1:]],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -8,7 +8,7 @@ differ from greedy: near-ties in llama.cpp's batched arithmetic). Also r_verify,
 checked per decode step of time by a 33-token verification pass, and the ceiling that gives
 (draft lengths: inference/engines/local/draft.py). Prints one JSON line.
 
-    python benchmarks/speculative_edits.py [--quick] [--weights q8_0|bf16|auto]
+    python -m benchmarks.speculative_edits [--quick] [--weights q8_0|bf16|auto]
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-from common.cli import run_weights_benchmark
-from common.speculative import PROMPTS, first_difference_gap, make_draft
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
+
+from benchmarks.common.cli import run_weights_benchmark
+from benchmarks.common.speculative import PROMPTS, first_difference_gap, make_draft
 
 COPY_FRACTIONS = (1.0, 0.9, 0.7, 0.0)
 

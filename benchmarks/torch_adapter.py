@@ -5,7 +5,7 @@ cache, as the engine decodes) and prefill tokens/s, interleaved rounds, medians.
 whether the three give the same greedy tokens (merged vs peft: the same up to float
 rounding).
 
-    python benchmarks/torch_adapter.py [--quick] [--data-dir DIR]
+    python -m benchmarks.torch_adapter [--quick] [--data-dir DIR]
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ adapter (the server gets the same base model). The binary: --server-bin or the v
 SHADOWTAB_LLAMA_SERVER (build one with scripts/build_llama_server.sh); without one the
 line says why it skipped and the exit status is 0.
 
-    python benchmarks/vs_llama_server.py [--quick] [--server-bin PATH] [--data-dir DIR]
+    python -m benchmarks.vs_llama_server [--quick] [--server-bin PATH] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common.serving import exit_on_sigterm, free_port, serving
-from common.typing_workload import TYPED, keystrokes, source_file
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.next_edit.ghost_text.prompts import completion_prompt
+
+from benchmarks.common.serving import exit_on_sigterm, free_port, serving
+from benchmarks.common.typing_workload import TYPED, keystrokes, source_file
 
 BENCHMARK = "vs_llama_server"
 SERVER_VARIABLE = "SHADOWTAB_LLAMA_SERVER"

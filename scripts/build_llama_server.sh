@@ -6,7 +6,7 @@
 #   scripts/build_llama_server.sh [OUT_DIR]    (default: /tmp/llama-server-bin)
 #
 # Prints the binary's path on its last line; pass it as
-#   python benchmarks/vs_llama_server.py --server-bin PATH   (or SHADOWTAB_LLAMA_SERVER=PATH)
+#   python -m benchmarks.vs_llama_server --server-bin PATH   (or SHADOWTAB_LLAMA_SERVER=PATH)
 # Nothing is written into the repository. JOBS (default 2) sets the build's parallelism.
 set -euo pipefail
 version="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"

@@ -21,7 +21,7 @@ from training.split import is_held_back
 # The corpora live beside the checkout (../shared/corpus), or where this variable says.
 CORPUS_VARIABLE = "SHADOWTAB_EDIT_CORPUS"
 DEFAULT_CORPUS = Path(
-    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[3] / "shared" / "corpus")
+    os.environ.get(CORPUS_VARIABLE, Path(__file__).resolve().parents[2] / "shared" / "corpus")
 )
 
 Split = Literal["heldout", "train", "dev"]

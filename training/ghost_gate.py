@@ -3,8 +3,8 @@ regression over the features of every cut point of the plain continuation, label
 the evaluation's criterion (line mode: a non-empty prefix of the line's rest; typing
 mode: on a shortest path to the commit's text).
 
-    python benchmarks/ghost_gate_collect.py --split train ... --out DIR/train.jsonl
-    python benchmarks/ghost_gate_collect.py --split heldout ... --out DIR/heldout.jsonl
+    python -m benchmarks.ghost_gate_collect --split train ... --out DIR/train.jsonl
+    python -m benchmarks.ghost_gate_collect --split heldout ... --out DIR/heldout.jsonl
     python -m training.ghost_gate --data DIR [--write]
 
 The threshold is the lowest whose precision reaches TARGET_PRECISION on out-of-fold
@@ -29,22 +29,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(1, str(ROOT / "benchmarks"))  # the evaluation's cases and criterion
-
-from common.corpus import DEFAULT_CORPUS, records  # noqa: E402
-from common.edit_scoring import apply_edit, judge, judge_line  # noqa: E402
-from common.eval_cases import Case, cases, line_rest  # noqa: E402
-from shadowtab.inference import Completion  # noqa: E402
-from shadowtab.inference.engines.api import RequestStats  # noqa: E402
-from shadowtab.inference.next_edit.ghost_text.ghost_features import (  # noqa: E402
+from shadowtab.inference import Completion
+from shadowtab.inference.engines.api import RequestStats
+from shadowtab.inference.next_edit.ghost_text.ghost_features import (
     Surroundings,
     cuts,
     features,
     region_at,
 )
-from shadowtab.inference.next_edit.ghost_text.ghost_gate import (  # noqa: E402
+from shadowtab.inference.next_edit.ghost_text.ghost_gate import (
     SHIPPED_GATE,
     FittedFor,
     GhostGate,
@@ -52,15 +45,18 @@ from shadowtab.inference.next_edit.ghost_text.ghost_gate import (  # noqa: E402
     decodable,
     file_sha256,
 )
-from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line  # noqa: E402
-from shadowtab.inference.next_edit.token_confidence import (  # noqa: E402
+from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line
+from shadowtab.inference.next_edit.token_confidence import (
     DEFAULT_TOKEN_THRESHOLD,
     TokenTrace,
     trace_of,
 )
 
-from training import logistic  # noqa: E402
-from training.logistic import fit  # noqa: E402
+from training import logistic
+from training.corpus import DEFAULT_CORPUS, records
+from training.edit_scoring import apply_edit, judge, judge_line
+from training.eval_cases import Case, cases, line_rest
+from training.logistic import fit
 
 TARGET_PRECISION = 0.85
 FLOORS = (0.2, 0.3, 0.4, 0.5)

@@ -3,7 +3,7 @@
 As Zed's `imitate_human_edits` does, a cut right after punctuation that opens or
 separates something (`,;:([{`) is ten times likelier than one inside an identifier;
 after whitespace or other punctuation it is in between. Training's situations and the
-benchmarks' evaluation cases (benchmarks/common/eval_cases.py) cut with these weights.
+evaluation's cases (training/eval_cases.py) cut with these weights.
 """
 
 from __future__ import annotations

@@ -25,20 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(1, str(ROOT / "benchmarks"))  # the evaluation's cases and criterion
-
-from common.corpus import DEFAULT_CORPUS, records  # noqa: E402
-from common.edit_scoring import apply_edit, judge  # noqa: E402
-from common.eval_cases import cases  # noqa: E402
-from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, places  # noqa: E402
-from shadowtab.inference.next_edit.propagation.propagation_gate import (  # noqa: E402
+from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, places
+from shadowtab.inference.next_edit.propagation.propagation_gate import (
     SHIPPED_GATE,
     PropagationGate,
 )
 
-from training import logistic  # noqa: E402
+from training import logistic
+from training.corpus import DEFAULT_CORPUS, records
+from training.edit_scoring import apply_edit, judge
+from training.eval_cases import cases
 
 TARGET_PRECISION = 0.85
 MIN_SHOWN = 20  # a threshold is chosen only where this many cases show a place

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from common.eval_cases import Case
-from common.eval_report import Observation
+from benchmarks.common.eval_report import Observation
+from training.eval_cases import Case
 
 CONTEXT_CHARS = 240
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from shadowtab.shadow_workspace.line_text import position_in, utf16_to_index
 
-from common.eval_cases import Step
+from training.eval_cases import Step
 
 
 class LspClient:

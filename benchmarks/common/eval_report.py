@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from common.edit_scoring import Verdict
+from training.edit_scoring import Verdict
 
 TARGET_PRECISION = 0.8
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(20))

@@ -13,9 +13,7 @@ from typing import Any
 from shadowtab.inference.next_edit.propagation.propagation import CompletedEdit, propagate
 from shadowtab.inference.next_edit.propagation.propagation_gate import gate_at
 
-from common.edit_scoring import apply_edit, judge, judge_line
-from common.eval_cases import Case, line_rest
-from common.eval_lsp import (
+from benchmarks.common.eval_lsp import (
     CURSOR_MOVED,
     LspClient,
     change_params,
@@ -25,7 +23,9 @@ from common.eval_lsp import (
     offset_of,
     position,
 )
-from common.eval_report import Observation, Suggestion
+from benchmarks.common.eval_report import Observation, Suggestion
+from training.edit_scoring import apply_edit, judge, judge_line
+from training.eval_cases import Case, line_rest
 
 LOAD_TIMEOUT_S = 600
 

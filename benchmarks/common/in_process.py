@@ -9,8 +9,8 @@ from shadowtab.inference import Engine, EngineOptions, create_engine
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import PredictionRequest
 
-from common.edit_scoring import apply_edit
-from common.eval_cases import Case
+from training.edit_scoring import apply_edit
+from training.eval_cases import Case
 
 ROOT = "/tmp/st-eval/root/case"  # the server sees an absolute path; so does the prompt
 KEY_SECONDS = 0.05  # the events' clock: one key every 50 ms

@@ -14,15 +14,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from common.edit_scoring import apply_edit
-from common.eval_cases import Case
-from common.eval_lsp import (
+from benchmarks.common.eval_lsp import (
     CURSOR_MOVED,
     LspClient,
     change_params,
     cursor_moved_params,
     position,
 )
+from training.edit_scoring import apply_edit
+from training.eval_cases import Case
 
 
 @dataclass(frozen=True)

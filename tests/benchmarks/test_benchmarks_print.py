@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[2]
 
 REDUCED_RUNS = {
     "agent_write_latency.py": (["--rounds", "3", "--lines", "1000"], "write_and_lint_p50_ms"),
@@ -30,8 +30,6 @@ REDUCED_RUNS = {
     # q8_0 pinned: "auto" (its default, the daemon's) would measure in its fresh data dir
     "next_edit_latency.py": (["--quick", "--weights", "q8_0"], "next_edit_p50_ms"),
     "adapter_merge.py": (["--quick"], "merged_prefill_over_attached"),
-    # the tortures' entry point (their checks: tests/torture/, marked slow); exit 1 on a failure
-    "torture.py": (["kill", "--trials", "2", "--lines", "500"], "lost_edits"),
     "next_edit_eval.py": (["--quick"], "precision"),
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),
@@ -56,7 +54,7 @@ LINE_COUNTS = {"next_edit_eval.py": 6, "engines.py": 2}
 
 def edit_corpus() -> Path:
     """Where next_edit_eval.py looks for the corpora (see its CORPUS_VARIABLE)."""
-    default = BENCHMARKS.parents[1] / "shared" / "corpus"
+    default = ROOT.parent / "shared" / "corpus"
     return Path(os.environ.get("SHADOWTAB_EDIT_CORPUS", default))
 
 
@@ -67,7 +65,8 @@ def test_benchmark_prints_one_json_line(script: str, record_property: Any) -> No
     if script in NEEDS_CORPUS and not edit_corpus().is_dir():
         pytest.skip(f"no edit corpus at {edit_corpus()}")
     result = subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), *args],
+        [sys.executable, "-m", f"benchmarks.{script.removesuffix('.py')}", *args],
+        cwd=ROOT,  # run as the docs say: `python -m benchmarks.NAME` from the root
         capture_output=True,
         text=True,
         timeout=900,

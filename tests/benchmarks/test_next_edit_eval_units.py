@@ -3,18 +3,13 @@ the cases cut from commits, the held-back split, the sweep."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from common import corpus, eval_cases  # noqa: E402
-from common.edit_scoring import Verdict, judge, judge_line  # noqa: E402
-from common.eval_dump import case_record, remaining_change  # noqa: E402
-from common.eval_report import Observation, Suggestion, mode_lines, sweep_line  # noqa: E402
-
-from training.split import is_held_back  # noqa: E402  (the repository root: common's doing)
+from benchmarks.common.eval_dump import case_record, remaining_change
+from benchmarks.common.eval_report import Observation, Suggestion, mode_lines, sweep_line
+from training import corpus, eval_cases
+from training.edit_scoring import Verdict, judge, judge_line
+from training.split import is_held_back
 
 BEFORE = "def f(a):\n    return a\n\n\nx = f(1)\ny = f(2)\n"
 AFTER = "def f(a, scale):\n    return a * scale\n\n\nx = f(1, 3)\ny = f(2)\n"
@@ -130,10 +125,11 @@ def test_the_dump_names_the_stretch_still_to_change() -> None:
 async def test_the_harness_scores_what_the_server_shows(tmp_path: Path) -> None:
     """Through the real server with a stand-in predictor that offers the case's own
     answer: ghost text and next edit are then correct and exact."""
-    from common.eval_run import CaseRunner, Pauses, start_hub, variants
     from shadowtab.inference.next_edit.candidates import Candidate
     from shadowtab.inference.next_edit.edits import TextEdit
     from shadowtab.inference.next_edit.predictor import FixedPredictor
+
+    from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
 
     case = eval_cases.typing_case(RECORD)
     assert case is not None

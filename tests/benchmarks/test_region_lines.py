@@ -4,17 +4,12 @@ window the shadowtab format renders (the product's constants restored after each
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import pytest
 from shadowtab.inference.next_edit.formats import shadowtab
 from shadowtab.inference.next_edit.situation import Situation
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from common.region_lines import (  # noqa: E402
+from benchmarks.common.region_lines import (
     add_region_lines_option,
     parse_region_lines,
     region_lines,

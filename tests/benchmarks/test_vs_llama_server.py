@@ -9,16 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
+from benchmarks.vs_llama_server import SERVER_VARIABLE, speculation_type
 
-from vs_llama_server import SERVER_VARIABLE, speculation_type  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_without_a_binary_it_prints_why_it_skipped_and_exits_0() -> None:
     env = {k: v for k, v in os.environ.items() if k != SERVER_VARIABLE}
     result = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "vs_llama_server.py"), "--quick"],
+        [sys.executable, "-m", "benchmarks.vs_llama_server", "--quick"],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         env=env,

@@ -10,9 +10,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from common.serving import LLAMA_CPP_SERVER, free_port
-from common.serving import serving as serving_until_ready
+# the repository root, for the `benchmarks` package (run as `python -m benchmarks.X` there)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.common.serving import LLAMA_CPP_SERVER, free_port
+from benchmarks.common.serving import serving as serving_until_ready
 
 __all__ = ["free_port", "llama_cpp_server", "serving"]
 

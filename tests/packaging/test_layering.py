@@ -210,3 +210,81 @@ def test_the_local_engine_is_engine_neutral() -> None:
     # typing.cast, not ctypes.cast (a C pointer's type, as llama.cpp's callbacks need)
     typing_cast = re.compile(r"(?<!ctypes\.)\bcast\(")
     assert [p.name for p in sources if typing_cast.search(p.read_text())] == []
+
+
+# training/ and benchmarks/ run from the repository root as packages (`python -m
+# training.X`, `python -m benchmarks.X`); they are not in the wheel. They import the
+# product as `shadowtab.*` and each other as packages, in one direction: benchmarks may
+# import training (the corpora, the split, the evaluation's cases and criterion), training
+# never imports benchmarks. Neither changes sys.path to reach a folder by a bare name.
+TOOLS = ("training", "benchmarks")
+TOOL_MAY_IMPORT = {"training": {"training"}, "benchmarks": {"benchmarks", "training"}}
+
+
+def tool_files(folder: str) -> list[Path]:
+    """The Python files of training/ or benchmarks/ (training's run outputs left out)."""
+    return [p for p in sorted((ROOT / folder).rglob("*.py")) if "runs" not in p.parts]
+
+
+def local_names() -> set[str]:
+    """Names that, imported bare, can only mean a folder or file of this repository: its
+    top-level folders and every module of benchmarks/ and tests/ (`common`, `code_paths`,
+    `torture_kill`, ...)."""
+    names = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    for folder in ("benchmarks", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            names.update(part for part in path.relative_to(ROOT / folder).with_suffix("").parts)
+    return names - {"__init__", "shadowtab"}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The first component of every absolute import in `path`, function-local and
+    type-only ones included."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    for node in _import_nodes(tree, type_checking=True):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def touches_sys_path(path: Path) -> bool:
+    tree = ast.parse(path.read_text(), str(path))
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr == "path"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+        for node in ast.walk(tree)
+    )
+
+
+@pytest.mark.parametrize("folder", TOOLS)
+def test_tools_leave_sys_path_alone(folder: str) -> None:
+    offenders = [p.relative_to(ROOT).as_posix() for p in tool_files(folder) if touches_sys_path(p)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("folder", TOOLS)
+def test_tools_import_the_product_and_each_other_as_packages(folder: str) -> None:
+    """No bare `lsp`, `common`, `code_paths`, `torture_kill`: the product through
+    `shadowtab.`, the tools by their package names, and training never benchmarks."""
+    local = local_names()
+    offenders = {
+        path.relative_to(ROOT).as_posix(): sorted(bad)
+        for path in tool_files(folder)
+        if (bad := (top_level_imports(path) & local) - TOOL_MAY_IMPORT[folder])
+    }
+    assert offenders == {}
+
+
+def test_the_tool_checks_would_catch_a_bare_import(tmp_path: Path) -> None:
+    script = tmp_path / "x.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, 'benchmarks')\n"
+        "def f():\n    from common.corpus import records\n    import lsp.hub\n"
+    )
+    assert touches_sys_path(script)
+    assert top_level_imports(script) & local_names() == {"common", "lsp"}

@@ -2,8 +2,8 @@
 figures as one JSON line; exit status 1 when a figure that must be 0 is not (the checks
 the suite makes at reduced size). Full-size results: docs/MEASUREMENTS.md.
 
-    python benchmarks/torture.py kill|confinement|fuzz|worker|clients|soak [options]
-    python benchmarks/torture.py NAME --help      # that torture's options and what it does
+    python tests/torture/run_torture.py kill|confinement|fuzz|worker|clients|soak [options]
+    python tests/torture/run_torture.py NAME --help      # that torture's options and what it does
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 
-# The tortures live with the tests (they are tests); this runs them for their figures.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "torture"))
+# Run by its path: this folder is then on sys.path, so the tortures import as their
+# tests import them.
 TORTURES = {
     "kill": "SIGKILL a workspace that journals and commits model edits",
     "confinement": "generated URIs and paths: nothing written outside the workspace",

@@ -1,7 +1,7 @@
 """The torture tests at reduced size: each drives the real code to its limits (killed
 mid-write, fuzzed, its engine worker crashed, editors typing at once for minutes) and
 fails when a figure that must be 0 is not. Their figures are printed at the end of the
-run; `python benchmarks/torture.py NAME` runs one at full size (docs/MEASUREMENTS.md).
+run; `python tests/torture/run_torture.py NAME` runs one at full size (docs/MEASUREMENTS.md).
 Marked slow: the daemon ones load the model; `pytest -m "not slow"` leaves them out."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import argparse
 import json
 import os
 import resource
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -71,3 +74,19 @@ def test_a_typing_soak_leaks_nothing(record_property: Any) -> None:
     # the warm-up's 100 sessions bring the daemon's RSS to its plateau (torture_soak.py)
     args = ["--seconds", "40", "--warmup-s", "20", "--warmup-churn-s", "0.2", "--churn-s", "5"]
     assert_holds(torture_soak, args, record_property)
+
+
+def test_the_full_size_runner_prints_one_json_line(record_property: Any) -> None:
+    """run_torture.py, the command docs/MEASUREMENTS.md's full-size figures come from:
+    one JSON line, exit 0 when every must-be-0 figure is 0 (1 otherwise)."""
+    runner = Path(__file__).with_name("run_torture.py")
+    done = subprocess.run(
+        [sys.executable, str(runner), "kill", "--trials", "2", "--lines", "500"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = done.stdout.splitlines()
+    assert "lost_edits" in json.loads(line)
+    record_property("benchmark_line", line)
