@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     split_records = records(args.corpus, args.split)
     options = EngineOptions(
-        n_threads=args.threads, weights="auto", merge_adapter=True, process="inline"
+        threads=args.threads, weights="auto", merge_adapter=True, process="inline"
     )
     if args.data_dir is not None:
         options.data_dir = args.data_dir

@@ -178,7 +178,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "merge_adapter": not args.attached_adapter,
     }
     if args.threads:
-        options["n_threads"] = args.threads
+        options["threads"] = args.threads
     variant = Variant(options, "default", None, ghost_gate=False if args.no_gate else None)
     trace = Trace(
         args.open_pause,

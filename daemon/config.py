@@ -5,6 +5,7 @@ before the daemon starts: a bad setting stops it with a message naming key and s
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import tomllib
@@ -16,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 from shadowtab.daemon import paths
 from shadowtab.daemon.config_schema import (
     BY_KEY,
-    DAEMON_SETTINGS,
-    ENGINE_SETTINGS,
     ENV_SETTINGS,
+    OLD_ENV_SETTINGS,
     SETTINGS,
     ConfigError,
-    EngineKind,
-    EngineProcess,
+    env_deprecations,
     table_from_env,
     validate_table,
 )
+from shadowtab.inference.engines.options import EngineOptions
+from shadowtab.inference.next_edit.settings import NextEditOptions, prompt_formats
+from shadowtab.lsp.settings import DebounceOptions, LimitsOptions
 
 if TYPE_CHECKING:
-    from shadowtab.inference import EngineOptions
     from shadowtab.lsp.hub import HubOptions
     from shadowtab.shadow_workspace import LinterSpec
 
@@ -41,54 +42,37 @@ logger = logging.getLogger(__name__)
 NON_SETTING_ENV_VARS = frozenset(paths.DIR_ENV_VARS)
 
 
-# Settings field -> its default, from the one table (config_schema.SETTINGS)
-_D: dict[str, Any] = {setting.field: setting.default for setting in SETTINGS if setting.field}
-# describe()'s name of a field, where it is not the field's own
-_SHOWN_AS = {"server_model": "model"}
+# The sections of shadowtab.toml, each the options object its rows configure; a key
+# `section.name` is the field `name` of Settings' field `section`.
+SECTION_OPTIONS: dict[str, type[Any]] = {
+    "engine": EngineOptions,
+    "debounce": DebounceOptions,
+    "limits": LimitsOptions,
+    "next_edit": NextEditOptions,
+}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The configuration in effect; each field is a row of config_schema.SETTINGS (its
-    `field`), where its key, default, variable and meaning are defined."""
+    """The configuration in effect: one field per section of shadowtab.toml, named as
+    the section, whose fields are its keys (`settings.engine.context_size` is
+    `engine.context_size`); each key is a row of config_schema.SETTINGS, where its
+    default, variable and meaning are defined."""
 
-    engine_kind: EngineKind = _D["engine_kind"]
-    engine_process: EngineProcess = _D["engine_process"]
-    model_path: str | None = _D["model_path"]
-    context_size: int = _D["context_size"]
-    threads: int | None = _D["threads"]
-    kv_cache_mb: int = _D["kv_cache_mb"]
-    device: str | None = _D["device"]
-    base_url: str | None = _D["base_url"]
-    server_model: str | None = _D["server_model"]
-    api_key: str | None = field(default=_D["api_key"], repr=False)  # never shown
-    timeout_s: float = _D["timeout_s"]
-    adapter: str = _D["adapter"]
-    weights: str = _D["weights"]
-    kv_type: str = _D["kv_type"]
-    merge_adapter: bool = _D["merge_adapter"]
-    adapter_format: str | None = _D["adapter_format"]
-    lint_debounce_ms: int = _D["lint_debounce_ms"]
-    warm_debounce_ms: int = _D["warm_debounce_ms"]
-    max_document_mb: float = _D["max_document_mb"]
-    lint_max_mb: float = _D["lint_max_mb"]
-    prediction_wait_s: float = _D["prediction_wait_s"]
-    next_edit_format: str = _D["next_edit_format"]
-    min_confidence: float = _D["min_confidence"]
-    token_threshold: float = _D["token_threshold"]
-    ghost_gate: bool = _D["ghost_gate"]
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    debounce: DebounceOptions = field(default_factory=DebounceOptions)
+    limits: LimitsOptions = field(default_factory=LimitsOptions)
+    next_edit: NextEditOptions = field(default_factory=NextEditOptions)
     # name -> [linters.NAME] table, over shadow_workspace's DEFAULT_LINTERS (ruff, syntax)
     linters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # files and env vars that set something, in order
     deprecations: tuple[str, ...] = ()  # old keys still honoured, each with its new name
 
     def engine_options(self, data_dir: Path | None = None) -> EngineOptions:
-        from shadowtab.inference import EngineOptions
-        from shadowtab.inference.next_edit.formats import FORMATS
-
-        values = {s.option: getattr(self, s.field) for s in ENGINE_SETTINGS if s.option}
-        return EngineOptions(
-            **values, data_dir=data_dir or paths.data_dir(), adapter_formats=tuple(FORMATS)
+        """The engine as the daemon builds it: with its data dir, and the prompt formats
+        the predictor can render (an adapter trained on another is refused)."""
+        return dataclasses.replace(
+            self.engine, data_dir=data_dir or paths.data_dir(), adapter_formats=prompt_formats()
         )
 
     def linter_specs(self) -> dict[str, LinterSpec]:
@@ -111,18 +95,22 @@ class Settings:
             state_dir=state_dir or paths.state_dir(),
             engine=self.engine_options(data_dir),
             linters=self.linter_specs(),
-            **{s.field: getattr(self, s.field) for s in DAEMON_SETTINGS},
+            debounce=self.debounce,
+            limits=self.limits,
+            next_edit=self.next_edit,
         )
 
     def describe(self) -> dict[str, Any]:
-        """A plain-data view for `daemon status --json` and the log."""
+        """A plain-data view for `daemon status --json` and the log: section -> key ->
+        value, as in shadowtab.toml (a secret shows as "set")."""
         shown: dict[str, Any] = {}
         for setting in SETTINGS:
-            if setting.field:
-                value = getattr(self, setting.field)
-                if setting.secret:
-                    value = "set" if value else None  # the value itself never
-                shown[_SHOWN_AS.get(setting.field, setting.field)] = value
+            if setting.replaced_by is not None:
+                continue  # a deprecated key: read as its new one, no value of its own
+            value = getattr(getattr(self, setting.section), setting.name)
+            if setting.secret:
+                value = "set" if value else None  # the value itself never
+            shown.setdefault(setting.section, {})[setting.name] = value
         return {
             **shown,
             "linters": {name: dict(table) for name, table in self.linters.items()},
@@ -168,8 +156,8 @@ def load_settings(
     _check_unknown_env(environ)
     env_table = table_from_env(environ)
     _merge(merged, env_table)
-    sources.extend(name for name in ENV_SETTINGS if name in environ)
-    settings = _settings_from_table(merged, tuple(sources))
+    sources.extend(name for name in (*OLD_ENV_SETTINGS, *ENV_SETTINGS) if name in environ)
+    settings = _settings_from_table(merged, tuple(sources), env_deprecations(environ))
     for message in settings.deprecations:
         logger.warning("%s", message)
     return settings
@@ -186,7 +174,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _check_unknown_env(environ: Mapping[str, str]) -> None:
-    known = {*ENV_SETTINGS, *NON_SETTING_ENV_VARS}
+    known = {*ENV_SETTINGS, *OLD_ENV_SETTINGS, *NON_SETTING_ENV_VARS}
     for name in environ:
         if name.startswith("SHADOWTAB_") and name not in known:
             listed = ", ".join(sorted(known))
@@ -199,8 +187,10 @@ def _merge(into: dict[str, Any], table: Mapping[str, Any]) -> None:
         into.setdefault(section, {}).update(body)  # for linters: name -> whole table
 
 
-def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> Settings:
-    values: dict[str, Any] = {}
+def _settings_from_table(
+    table: Mapping[str, Any], sources: tuple[str, ...], env_deprecated: tuple[str, ...] = ()
+) -> Settings:
+    values: dict[str, dict[str, Any]] = {section: {} for section in SECTION_OPTIONS}
     for setting in SETTINGS:
         section = table.get(setting.section, {})
         if setting.name not in section:
@@ -213,12 +203,12 @@ def _settings_from_table(table: Mapping[str, Any], sources: tuple[str, ...]) -> 
             setting = new
         if isinstance(setting.default, float) and isinstance(value, int):
             value = float(value)  # TOML's `1` for a number of seconds or MB
-        values[setting.field] = value
+        values[setting.section][setting.name] = value
     return Settings(
-        **values,
+        **{section: options(**values[section]) for section, options in SECTION_OPTIONS.items()},
         linters=dict(table.get("linters", {})),
         sources=sources,
-        deprecations=_deprecations(table),
+        deprecations=(*_deprecations(table), *env_deprecated),
     )
 
 

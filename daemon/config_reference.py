@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from shadowtab.daemon.config_schema import LINTER_KEYS, SETTINGS
+from shadowtab.daemon.config_schema import LINTER_KEYS, OLD_ENV_SETTINGS, SETTINGS
 
 INTRO = (
     "Settings come from defaults, then the user's `shadowtab.toml` (in the config dir), "
     "then the workspace's `shadowtab.toml`, then `SHADOWTAB_*` environment variables; a "
     "later source wins key by key. An unknown key or a bad value stops the daemon with a "
-    "message naming the key and its source."
+    "message naming the key and its source. A key's environment variable is "
+    "`SHADOWTAB_<KEY>`, the key's name without its section (`engine.context_size`: "
+    "`SHADOWTAB_CONTEXT_SIZE`)."
 )
+OLD_ENV = "Older variable names still read, with a deprecation line (the new one wins): "
 LINTERS = (
     "`[linters.NAME]` adds a linter, or replaces or (`enabled = false`) drops a default "
     "one (`ruff`, `python-syntax`). Its keys: "
@@ -20,7 +23,8 @@ LINTERS = (
 
 
 def reference_markdown() -> str:
-    lines = ["## Configuration", "", INTRO]
+    renamed = ", ".join(f"`{old}` (`{s.env}`)" for old, s in OLD_ENV_SETTINGS.items())
+    lines = ["## Configuration", "", INTRO, "", OLD_ENV + renamed + "."]
     sections: dict[str, list[str]] = {}
     for setting in SETTINGS:
         row = (

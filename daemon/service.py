@@ -83,7 +83,7 @@ class DaemonService:
             hub_module = await asyncio.to_thread(import_module, "shadowtab.lsp.hub")
             self.hub = hub_module.Hub(options)
             await self.hub.start()
-            logger.info("hub started; engine %s", self.settings.engine_kind)
+            logger.info("hub started; engine %s", self.settings.engine.kind)
         except Exception as exc:
             logger.exception("the hub failed to start")
             self.hub_error = f"{type(exc).__name__}: {exc}"

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
+from shadowtab.inference.next_edit.settings import NextEditOptions
 
 if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
@@ -28,18 +28,14 @@ class EngineHost:
     def __init__(
         self,
         options: EngineOptions,
-        predictor: Predictor | None,
-        next_edit_format: str = "auto",
-        min_confidence: float = 0.0,
+        next_edit: NextEditOptions | None = None,
+        predictor: Predictor | None = None,
         worker_policy: WorkerPolicy | None = None,
-        token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
-        ghost_gate: bool = True,
     ) -> None:
+        """`next_edit` configures the default predictor (None: the table's defaults);
+        `predictor`, when given, replaces it."""
         self.options = options
-        self.token_threshold = token_threshold
-        self.ghost_gate = ghost_gate
-        self.next_edit_format = next_edit_format
-        self.min_confidence = min_confidence
+        self.next_edit = next_edit or NextEditOptions()
         self.worker_policy = worker_policy
         self._state = "off" if options.kind == "off" else "loading"
         self._progress = 0.0
@@ -69,11 +65,11 @@ class EngineHost:
             self._propagation = PropagationSource()
             self._default_predictor = EnginePredictor(
                 self.get_engine,
-                self.next_edit_format,
-                min_confidence=self.min_confidence,
+                self.next_edit.format,
+                min_confidence=self.next_edit.min_confidence,
                 sources=[self._propagation],
-                token_threshold=self.token_threshold,
-                ghost_gate=self.ghost_gate,
+                token_threshold=self.next_edit.token_threshold,
+                ghost_gate=self.next_edit.gate,
             )
         return self._default_predictor
 
@@ -233,5 +229,5 @@ def _model_setting(options: EngineOptions) -> str | None:
     if options.kind == "off":
         return None
     if options.kind == "openai":
-        return options.server_model or "the server's first model"
+        return options.model or "the server's first model"
     return options.model_path or "default"

@@ -41,19 +41,13 @@ class Hub:
         self.options = options
         demote_pygls_logging()
         self.engine_host = EngineHost(
-            options.engine,
-            options.predictor,
-            options.next_edit_format,
-            options.min_confidence,
-            options.worker_policy,
-            options.token_threshold,
-            options.ghost_gate,
+            options.engine, options.next_edit, options.predictor, options.worker_policy
         )
         self.sessions: set[Session] = set()
         self.predictions = PredictionService(
             self.engine_host,
-            options.warm_debounce_ms / 1000,
-            options.prediction_wait_s,
+            options.debounce.warm_ms / 1000,
+            options.limits.prediction_wait_s,
         )
         self.workspaces = WorkspaceRegistry(self, self.predictions, options)
         self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes

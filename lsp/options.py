@@ -1,5 +1,7 @@
 """HubOptions: what one daemon's LSP side is configured with (the daemon's config builds
-it from the settings; tests and `lsp --standalone` build it directly)."""
+it from the settings; tests and `lsp --standalone` build it directly). Its setting
+sections are named as in shadowtab.toml (`options.limits.document_mb` is
+`limits.document_mb`) and default to the settings table's values."""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
-from shadowtab.shadow_workspace.linting import DEFAULT_LINT_MAX_MB
+from shadowtab.inference.next_edit.settings import NextEditOptions
+from shadowtab.lsp.settings import DebounceOptions, LimitsOptions
 
 if TYPE_CHECKING:
     from shadowtab.inference import EngineOptions
@@ -22,15 +24,8 @@ class HubOptions:
     state_dir: Path
     engine: EngineOptions
     linters: dict[str, LinterSpec] = field(default_factory=dict)
-    lint_debounce_ms: int = 150
-    warm_debounce_ms: int = 100
-    predictor: Predictor | None = None
-    max_document_mb: float = 50  # larger documents are refused with a message
-    lint_max_mb: float = DEFAULT_LINT_MAX_MB  # larger documents are not linted
-    # a prediction still waiting for the model after this long is dropped (ContentModified)
-    prediction_wait_s: float = 10.0
-    next_edit_format: str = "auto"
-    min_confidence: float = 0.0
-    token_threshold: float = DEFAULT_TOKEN_THRESHOLD
-    ghost_gate: bool = True  # [next_edit] gate
+    debounce: DebounceOptions = field(default_factory=DebounceOptions)
+    limits: LimitsOptions = field(default_factory=LimitsOptions)
+    next_edit: NextEditOptions = field(default_factory=NextEditOptions)
+    predictor: Predictor | None = None  # None: EnginePredictor over the engine
     worker_policy: WorkerPolicy | None = None  # None: the defaults (tests shorten them)

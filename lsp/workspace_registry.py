@@ -33,7 +33,7 @@ class WorkspaceRegistry:
         self._workspaces: Workspaces | None = None
         self._watched: set[int] = set()
         self.diagnostics = DiagnosticsPublisher(
-            self, peers, predictions, options.lint_debounce_ms / 1000
+            self, peers, predictions, options.debounce.lint_ms / 1000
         )
 
     @property
@@ -44,8 +44,8 @@ class WorkspaceRegistry:
             self._workspaces = Workspaces(
                 journal_dir=self.options.state_dir / "journal",
                 linters=self.options.linters,
-                max_document_bytes=int(self.options.max_document_mb * 1024 * 1024),
-                lint_max_mb=self.options.lint_max_mb,
+                max_document_bytes=int(self.options.limits.document_mb * 1024 * 1024),
+                lint_max_mb=self.options.limits.lint_mb,
             )
         return self._workspaces
 

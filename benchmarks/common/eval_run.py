@@ -66,7 +66,7 @@ def variants(
     chosen = []
     for adapter in adapters or ["default"]:
         for fmt in formats or ["auto"]:
-            options: dict[str, Any] = {"kind": "llama.cpp", "n_threads": threads, **(engine or {})}
+            options: dict[str, Any] = {"kind": "llama.cpp", "threads": threads, **(engine or {})}
             if model:
                 options["model_path"] = model
             options["adapter"] = adapter
@@ -87,6 +87,7 @@ async def start_hub(
     `client_class` one), and what it runs. `predictor`: a stand-in instead of the model
     (the harness's own tests)."""
     from shadowtab.inference import EngineOptions
+    from shadowtab.inference.next_edit.settings import NextEditOptions
     from shadowtab.lsp.hub import Hub, HubOptions
     from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
@@ -98,16 +99,16 @@ async def start_hub(
     if variant.token_threshold is not None:
         chosen["token_threshold"] = variant.token_threshold
     if variant.ghost_gate is not None:
-        chosen["ghost_gate"] = variant.ghost_gate
+        chosen["gate"] = variant.ghost_gate
     hub = Hub(
         HubOptions(
             state_dir=scratch / "state",
             engine=engine,
             linters=linters,
             predictor=predictor,
-            next_edit_format=variant.format or "auto",
-            min_confidence=variant.min_confidence,
-            **chosen,
+            next_edit=NextEditOptions(
+                format=variant.format or "auto", min_confidence=variant.min_confidence, **chosen
+            ),
         )
     )
     await hub.start()

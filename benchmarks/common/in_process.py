@@ -37,7 +37,7 @@ def case_text_slice(case: Case, index: int) -> str:
 
 def daemon_engine(threads: int, data_dir: Path | None) -> Engine:
     """The packaged model with its adapter merged, as the daemon loads it by default."""
-    options = EngineOptions(n_threads=threads, weights="auto", merge_adapter=True, process="inline")
+    options = EngineOptions(threads=threads, weights="auto", merge_adapter=True, process="inline")
     if data_dir is not None:
         options.data_dir = data_dir
     return create_engine(options)

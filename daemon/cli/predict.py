@@ -127,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
         check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
         predictor = EnginePredictor(
             lambda: engine,
-            settings.next_edit_format,
-            min_confidence=settings.min_confidence,
-            token_threshold=settings.token_threshold,
-            ghost_gate=settings.ghost_gate,
+            settings.next_edit.format,
+            min_confidence=settings.next_edit.min_confidence,
+            token_threshold=settings.next_edit.token_threshold,
+            ghost_gate=settings.next_edit.gate,
         )
         result = predict(predictor, request, args.kind, check)
     except EngineError as exc:

@@ -25,8 +25,8 @@ def create_engine(
 
         return LlamaCppEngine(
             model_path=options.model_path,
-            n_ctx=options.n_ctx,
-            n_threads=options.n_threads,
+            n_ctx=options.context_size,
+            n_threads=options.threads,
             kv_cache_mb=options.kv_cache_mb,
             on_progress=on_progress,
             data_dir=options.data_dir,
@@ -53,8 +53,8 @@ def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] |
         ) from None
     return TorchEngine(
         model_path=options.model_path,
-        n_ctx=options.n_ctx,
-        n_threads=options.n_threads,
+        n_ctx=options.context_size,
+        n_threads=options.threads,
         kv_cache_mb=options.kv_cache_mb,
         on_progress=on_progress,
         data_dir=options.data_dir,
@@ -72,13 +72,13 @@ def _openai_engine(options: EngineOptions) -> Engine:
         raise EngineError('engine.kind = "openai" needs engine.base_url (e.g. http://host:8000/v1)')
     server = ServerOptions(
         base_url=options.base_url,
-        model=options.server_model,
+        model=options.model,
         api_key=options.api_key,
         timeout_s=options.timeout_s,
     )
     return OpenAIEngine(
         server,
-        n_ctx=options.n_ctx,
+        n_ctx=options.context_size,
         adapter=options.adapter,
         adapter_format=options.adapter_format,
         adapter_formats=options.adapter_formats,

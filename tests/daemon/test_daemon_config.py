@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from shadowtab.daemon.config import ConfigError, Settings, load_settings
+from shadowtab.inference.engines.options import EngineOptions
 
 
 @pytest.fixture
@@ -26,8 +27,8 @@ def config_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, 
 def test_defaults_without_any_file(config_dirs: tuple[Path, Path]) -> None:
     settings = load_settings(config_dirs[1])
     assert settings == Settings()
-    assert settings.engine_kind == "llama.cpp"
-    assert settings.model_path is None
+    assert settings.engine.kind == "llama.cpp"
+    assert settings.engine.model_path is None
     assert settings.linters == {}
     specs = settings.linter_specs()
     assert specs["ruff"].output_format == "ruff-json"
@@ -49,13 +50,13 @@ def test_workspace_overrides_user_and_env_overrides_both(
         "[linters.ruff]\nenabled = false\n"
     )
     monkeypatch.setenv("SHADOWTAB_THREADS", "3")
-    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
+    monkeypatch.setenv("SHADOWTAB_KIND", "off")
     settings = load_settings(workspace)
-    assert settings.context_size == 1024
-    assert settings.threads == 3
-    assert settings.model_path == "/m/user.gguf"
-    assert settings.lint_debounce_ms == 500
-    assert settings.engine_kind == "off"
+    assert settings.engine.context_size == 1024
+    assert settings.engine.threads == 3
+    assert settings.engine.model_path == "/m/user.gguf"
+    assert settings.debounce.lint_ms == 500
+    assert settings.engine.kind == "off"
     specs = settings.linter_specs()
     assert specs["shellcheck"].command == ["shellcheck", "-f", "gcc", "-"]
     assert specs["shellcheck"].extensions == (".sh",)
@@ -65,7 +66,7 @@ def test_workspace_overrides_user_and_env_overrides_both(
     assert settings.sources == (
         str(user / "shadowtab.toml"),
         str(workspace / "shadowtab.toml"),
-        "SHADOWTAB_ENGINE_KIND",
+        "SHADOWTAB_KIND",
         "SHADOWTAB_THREADS",
     )
 
@@ -117,6 +118,7 @@ def test_bad_user_file_is_named(config_dirs: tuple[Path, Path]) -> None:
     ("name", "value", "message"),
     [
         ("SHADOWTAB_CONTEXT_SIZE", "lots", "environment variable SHADOWTAB_CONTEXT_SIZE: key "),
+        ("SHADOWTAB_KIND", "torch!", "SHADOWTAB_KIND: key 'engine.kind'"),
         ("SHADOWTAB_ENGINE_KIND", "torch!", "SHADOWTAB_ENGINE_KIND: key 'engine.kind'"),
         ("SHADOWTAB_KV_CACHE_MB", "0", "SHADOWTAB_KV_CACHE_MB: key 'engine.kv_cache_mb'"),
         ("SHADOWTAB_MODLE_PATH", "/x", "environment variable SHADOWTAB_MODLE_PATH: unknown"),
@@ -149,15 +151,17 @@ def test_settings_convert_to_the_contract_types(
     inference = pytest.importorskip("shadowtab.inference")
     if not hasattr(inference, "EngineOptions"):
         pytest.skip("shadowtab.inference.EngineOptions has not landed yet")
-    settings = Settings(engine_kind="off", context_size=2048, threads=2, kv_cache_mb=64)
+    settings = Settings(
+        engine=EngineOptions(kind="off", context_size=2048, threads=2, kv_cache_mb=64)
+    )
     options = settings.hub_options(tmp_path / "state", tmp_path / "data")
     assert options.state_dir == tmp_path / "state"
     assert options.engine.kind == "off"
-    assert options.engine.n_ctx == 2048
-    assert options.engine.n_threads == 2
+    assert options.engine.context_size == 2048
+    assert options.engine.threads == 2
     assert options.engine.kv_cache_mb == 64
     assert options.engine.data_dir == tmp_path / "data"
-    assert options.lint_debounce_ms == settings.lint_debounce_ms
+    assert options.debounce == settings.debounce and options.limits == settings.limits
     assert list(options.linters["ruff"].command)[:2] == ["ruff", "check"]
 
 
@@ -169,18 +173,18 @@ def test_torch_and_openai_engine_settings(
         '[engine]\nkind = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\n'
         'model = "smollm2"\ntimeout_s = 5\napi_key = "sk-from-file"\n'
     )
-    monkeypatch.setenv("SHADOWTAB_OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.setenv("SHADOWTAB_API_KEY", "sk-from-env")
     settings = load_settings(workspace)
     options = settings.engine_options(Path("/data"))
     assert options.kind == "openai" and options.base_url == "http://127.0.0.1:8000/v1"
-    assert options.server_model == "smollm2" and options.timeout_s == 5
+    assert options.model == "smollm2" and options.timeout_s == 5
     assert options.api_key == "sk-from-env"  # the environment wins
     shown = f"{settings.describe()} {settings!r} {options!r}"
-    assert "sk-from" not in shown and settings.describe()["api_key"] == "set"
+    assert "sk-from" not in shown and settings.describe()["engine"]["api_key"] == "set"
     (workspace / "shadowtab.toml").write_text(
         '[engine]\nkind = "torch"\ndevice = "cuda:0"\nadapter = "/adapters/ne"\n'
     )
-    monkeypatch.delenv("SHADOWTAB_OPENAI_API_KEY")
+    monkeypatch.delenv("SHADOWTAB_API_KEY")
     torch_settings = load_settings(workspace)
     torch_options = torch_settings.engine_options()
     assert torch_options.kind == "torch" and torch_options.device == "cuda:0"
@@ -199,7 +203,7 @@ def test_the_served_adapters_format_reaches_the_engine_options(
     )
     settings = load_settings(workspace)
     assert settings.engine_options().adapter_format == "shadowtab"
-    assert settings.describe()["adapter_format"] == "shadowtab"
+    assert settings.describe()["engine"]["adapter_format"] == "shadowtab"
     monkeypatch.setenv("SHADOWTAB_ADAPTER_FORMAT", "zeta")  # the environment wins
     assert load_settings(workspace).engine_options().adapter_format == "zeta"
 
@@ -228,10 +232,10 @@ def test_the_engine_runs_in_a_worker_unless_set_inline(
     assert load_settings(workspace).engine_options().process == "worker"
     (workspace / "shadowtab.toml").write_text('[engine]\nprocess = "inline"\n')
     assert load_settings(workspace).engine_options().process == "inline"
-    monkeypatch.setenv("SHADOWTAB_ENGINE_PROCESS", "worker")  # the environment wins
+    monkeypatch.setenv("SHADOWTAB_PROCESS", "worker")  # the environment wins
     settings = load_settings(workspace)
     assert settings.engine_options().process == "worker"
-    assert settings.describe()["engine_process"] == "worker"
+    assert settings.describe()["engine"]["process"] == "worker"
 
 
 def test_the_weight_type_is_measured_unless_pinned(
@@ -244,7 +248,7 @@ def test_the_weight_type_is_measured_unless_pinned(
     monkeypatch.setenv("SHADOWTAB_WEIGHTS", "as-is")
     settings = load_settings(workspace)
     assert settings.engine_options().weights == "as-is"
-    assert settings.describe()["weights"] == "as-is"
+    assert settings.describe()["engine"]["weights"] == "as-is"
 
 
 def test_the_kv_type_reaches_the_engine_options(
@@ -252,13 +256,13 @@ def test_the_kv_type_reaches_the_engine_options(
 ) -> None:
     workspace = config_dirs[1]
     default = load_settings(workspace)
-    assert default.engine_options().kv_type == default.kv_type == Settings.kv_type
+    assert default.engine_options().kv_type == default.engine.kv_type == EngineOptions.kv_type
     (workspace / "shadowtab.toml").write_text('[engine]\nkv_type = "q8_0"\n')
     assert load_settings(workspace).engine_options().kv_type == "q8_0"
     monkeypatch.setenv("SHADOWTAB_KV_TYPE", "f16")  # the environment wins
     settings = load_settings(workspace)
     assert settings.engine_options().kv_type == "f16"
-    assert settings.describe()["kv_type"] == "f16"
+    assert settings.describe()["engine"]["kv_type"] == "f16"
     monkeypatch.setenv("SHADOWTAB_KV_TYPE", "fp8")
     with pytest.raises(ConfigError, match=r"SHADOWTAB_KV_TYPE.*engine\.kv_type.*'f16', 'q8_0'"):
         load_settings(workspace)
@@ -272,7 +276,7 @@ def test_merge_adapter_is_on_unless_turned_off(
     (workspace / "shadowtab.toml").write_text("[engine]\nmerge_adapter = false\n")
     settings = load_settings(workspace)
     assert settings.engine_options().merge_adapter is False
-    assert settings.describe()["merge_adapter"] is False
+    assert settings.describe()["engine"]["merge_adapter"] is False
     monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "1")  # the environment wins
     assert load_settings(workspace).engine_options().merge_adapter is True
     monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "maybe")
@@ -312,16 +316,38 @@ def test_the_token_threshold_reaches_the_predictor(
     from shadowtab.inference.next_edit.token_confidence import DEFAULT_TOKEN_THRESHOLD
     from shadowtab.lsp.engine_host import EngineHost
 
-    assert Settings().token_threshold == DEFAULT_TOKEN_THRESHOLD
+    assert Settings().next_edit.token_threshold == DEFAULT_TOKEN_THRESHOLD
     workspace = config_dirs[1]
     (workspace / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0.6\n")
     settings = load_settings(workspace)
-    assert settings.token_threshold == 0.6 and settings.describe()["token_threshold"] == 0.6
+    assert settings.next_edit.token_threshold == 0.6
+    assert settings.describe()["next_edit"]["token_threshold"] == 0.6
     options = settings.hub_options(tmp_path / "state", tmp_path / "data")
-    assert options.token_threshold == 0.6
-    host = EngineHost(options.engine, None, token_threshold=options.token_threshold)
+    assert options.next_edit.token_threshold == 0.6
+    host = EngineHost(options.engine, options.next_edit)
     predictor = host.predictor
     assert predictor is not None and predictor.model.token_threshold == 0.6  # type: ignore[attr-defined]
     (workspace / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 1.2\n")
     with pytest.raises(ConfigError, match=r"'next_edit\.token_threshold': expected a number"):
         load_settings(workspace)
+
+
+def test_an_old_variable_name_still_works_and_says_so(
+    config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable renamed to SHADOWTAB_<KEY> is still read under its old name, with a
+    deprecation line; the new name wins when both are set."""
+    workspace = config_dirs[1]
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
+    monkeypatch.setenv("SHADOWTAB_LINT_DEBOUNCE_MS", "70")
+    settings = load_settings(workspace)
+    assert settings.engine.kind == "off" and settings.debounce.lint_ms == 70
+    assert "SHADOWTAB_ENGINE_KIND is deprecated: it is read as SHADOWTAB_KIND; rename it" in (
+        settings.deprecations
+    )
+    monkeypatch.setenv("SHADOWTAB_KIND", "torch")
+    both = load_settings(workspace)
+    assert both.engine.kind == "torch"
+    assert "SHADOWTAB_ENGINE_KIND is deprecated and ignored: SHADOWTAB_KIND is set" in (
+        both.deprecations
+    )

@@ -12,23 +12,27 @@ from typing import Any
 
 import pytest
 from shadowtab.daemon.cli.main import main
-from shadowtab.daemon.config import Settings, load_settings
+from shadowtab.daemon.config import SECTION_OPTIONS, Settings, load_settings
 from shadowtab.daemon.config_reference import reference_markdown
 from shadowtab.daemon.config_schema import (
-    DAEMON_SETTINGS,
     ENV_SETTINGS,
+    OLD_ENV_SETTINGS,
     SETTINGS,
     ConfigError,
     table_from_env,
     validate_table,
 )
 from shadowtab.inference import EngineOptions
-from shadowtab.inference.engines.settings import ENGINE_KINDS, ENGINE_SETTINGS, WEIGHT_TYPES
+from shadowtab.inference.engines.settings import ENGINE_KINDS, WEIGHT_TYPES
 from shadowtab.inference.next_edit.formats import FORMATS
+from shadowtab.inference.next_edit.settings import NextEditOptions
 from shadowtab.lsp.hub import HubOptions
+from shadowtab.lsp.settings import DebounceOptions, LimitsOptions
 from shadowtab.shadow_workspace import ShadowWorkspace, Workspaces
 
 NOT_SETTINGS = {"linters", "sources", "deprecations"}  # Settings fields of other kinds
+# a key `section.name` is the field `name` of the section's options object
+FIELDS = [s for s in SETTINGS if s.replaced_by is None]
 NOT_OPTIONS = {"data_dir", "adapter_formats"}  # EngineOptions fields the daemon fills in
 # a valid value of each setting that is unset by default
 UNSET_EXAMPLES: dict[str, Any] = {
@@ -65,7 +69,7 @@ def defaults_of(cls: type[Any]) -> dict[str, Any]:
 
 
 def test_engine_options_default_to_what_the_daemon_runs(empty_config: Path) -> None:
-    table = {s.option: s.default for s in ENGINE_SETTINGS if s.option}
+    table = {s.name: s.default for s in FIELDS if s.section == "engine"}
     direct = {k: v for k, v in dataclasses.asdict(EngineOptions()).items() if k in table}
     daemon = dataclasses.asdict(load_settings(empty_config).engine_options(empty_config))
     assert direct == table == {k: daemon[k] for k in table}
@@ -81,22 +85,39 @@ def test_llama_cpp_engine_defaults_to_the_table() -> None:
     assert parameters["requantize_to"].default == options.weights
     assert parameters["merge_adapter"].default == options.merge_adapter
     assert parameters["kv_type"].default == options.kv_type
-    assert parameters["n_ctx"].default == options.n_ctx
+    assert parameters["n_ctx"].default == options.context_size
     assert parameters["kv_cache_mb"].default == options.kv_cache_mb
 
 
 def test_settings_default_to_the_table(empty_config: Path) -> None:
-    table = {s.field: s.default for s in SETTINGS if s.field}
-    fields = defaults_of(Settings)
-    assert {k: v for k, v in fields.items() if k not in NOT_SETTINGS} == table
+    """Every key is the field of its name in its section's options object, with the
+    table's default; Settings has one field per section and no other setting."""
+    sections = {field.name for field in dataclasses.fields(Settings)} - NOT_SETTINGS
+    assert sections == {s.section for s in SETTINGS} == set(SECTION_OPTIONS)
+    for section, options in SECTION_OPTIONS.items():
+        table = {s.name: s.default for s in FIELDS if s.section == section}
+        fields = defaults_of(options)
+        assert {k: v for k, v in fields.items() if k not in NOT_OPTIONS} == table
+        assert getattr(Settings(), section) == options()
     assert load_settings(empty_config) == Settings()
+
+
+def test_one_name_per_setting() -> None:
+    """A key's name is unique across sections, so SHADOWTAB_<NAME> names one setting;
+    no variable is both a setting's and another's old one."""
+    names = [s.name for s in SETTINGS]
+    assert len(names) == len(set(names))
+    for setting in SETTINGS:
+        if setting.env is not None:
+            assert setting.env == "SHADOWTAB_" + setting.name.upper()
+        assert setting.old_env is None or setting.env is not None
+    assert not set(OLD_ENV_SETTINGS) & set(ENV_SETTINGS)
 
 
 def test_the_language_server_defaults_to_the_table(tmp_path: Path) -> None:
     hub = defaults_of(HubOptions)
-    assert {s.field: hub[s.field] for s in DAEMON_SETTINGS} == {
-        s.field: s.default for s in DAEMON_SETTINGS
-    }
+    assert hub["debounce"] == DebounceOptions() and hub["limits"] == LimitsOptions()
+    assert hub["next_edit"] == NextEditOptions()
     lint_mb = next(s.default for s in SETTINGS if s.key == "limits.lint_mb")
     document_mb = next(s.default for s in SETTINGS if s.key == "limits.document_mb")
     workspace = ShadowWorkspace(tmp_path, None, watch=False)

@@ -37,7 +37,7 @@ def worker() -> Iterator[WorkerEngine]:
 @pytest.fixture(scope="module")
 def inline() -> Iterator[LlamaCppEngine]:
     engine = LlamaCppEngine(
-        n_ctx=OPTIONS.n_ctx, kv_cache_mb=OPTIONS.kv_cache_mb, n_threads=OPTIONS.n_threads
+        n_ctx=OPTIONS.context_size, kv_cache_mb=OPTIONS.kv_cache_mb, n_threads=OPTIONS.threads
     )
     yield engine
     engine.close()

@@ -147,7 +147,7 @@ def test_create_engine_kinds() -> None:
     with pytest.raises(EngineError, match="unknown engine kind"):
         create_engine(EngineOptions(kind="bogus"))  # type: ignore[arg-type]
     progress: list[float] = []
-    real = create_engine(EngineOptions(n_ctx=256, kv_cache_mb=4), on_progress=progress.append)
+    real = create_engine(EngineOptions(context_size=256, kv_cache_mb=4), on_progress=progress.append)
     try:
         assert progress[-1] == 1.0
         assert real.cache_info().capacity_tokens == 4 * 1024 * 1024 // 23040
@@ -177,7 +177,7 @@ def _swallow(engine: LlamaCppEngine, cancel: threading.Event) -> None:
 def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> None:
     # pinned: the default ("auto", merged) measures the candidates first (test_weight_choice)
     options = EngineOptions(
-        n_ctx=512, kv_cache_mb=8, data_dir=tmp_path, weights="q8_0", merge_adapter=False
+        context_size=512, kv_cache_mb=8, data_dir=tmp_path, weights="q8_0", merge_adapter=False
     )
     first = create_engine(options)
     try:
@@ -206,7 +206,7 @@ def test_packaged_model_is_requantized_once_in_the_data_dir(tmp_path: Path) -> N
 @pytest.mark.parametrize("weights", ["bf16", "as-is"])
 def test_the_weight_type_can_be_pinned(tmp_path: Path, weights: str) -> None:
     options = EngineOptions(
-        n_ctx=256, kv_cache_mb=4, data_dir=tmp_path, weights=weights, merge_adapter=False
+        context_size=256, kv_cache_mb=4, data_dir=tmp_path, weights=weights, merge_adapter=False
     )
     engine = create_engine(options)
     try:

@@ -61,7 +61,7 @@ def test_a_quantized_v_turns_flash_attention_on() -> None:
 
 
 def test_a_q8_0_cache_loads_generates_and_holds_more_tokens() -> None:
-    engine = create_engine(EngineOptions(n_ctx=512, kv_cache_mb=4, kv_type="q8_0"))
+    engine = create_engine(EngineOptions(context_size=512, kv_cache_mb=4, kv_type="q8_0"))
     try:
         assert isinstance(engine, LlamaCppEngine)
         assert engine.stats()["kv_type"] == "q8_0"

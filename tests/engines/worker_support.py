@@ -13,7 +13,7 @@ from typing import Any
 from shadowtab.inference import EngineOptions
 from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
 
-OPTIONS = EngineOptions(n_ctx=1024, kv_cache_mb=16, n_threads=1)
+OPTIONS = EngineOptions(context_size=1024, kv_cache_mb=16, threads=1)
 # The model loads in 1-2 s; niced under a training run on 2 cores it took over 120 s.
 LOAD_TIMEOUT_S = 280.0
 # Quick restarts; the default deadlines (a starved worker can be silent for seconds).

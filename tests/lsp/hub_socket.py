@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ from pygls.protocol import default_converter
 from shadowtab.inference import EngineOptions
 from shadowtab.inference.next_edit.predictor import FixedPredictor, Predictor
 from shadowtab.lsp.hub import Hub, HubOptions
+from shadowtab.lsp.settings import DebounceOptions, LimitsOptions
 from shadowtab.shadow_workspace import LinterSpec
 
 
@@ -65,17 +67,17 @@ async def _serving(
 ) -> AsyncIterator[HubOnSocket]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
+    limits = LimitsOptions(document_mb=max_document_mb, prediction_wait_s=prediction_wait_s)
+    if lint_max_mb is not None:
+        limits = dataclasses.replace(limits, lint_mb=lint_max_mb)
     options = HubOptions(
         state_dir=base / "state",
         engine=EngineOptions(kind="off"),
         linters=linters,
-        lint_debounce_ms=50,
+        debounce=DebounceOptions(lint_ms=50),
+        limits=limits,
         predictor=predictor or FixedPredictor(inline_texts=["z"]),
-        max_document_mb=max_document_mb,
-        prediction_wait_s=prediction_wait_s,
     )
-    if lint_max_mb is not None:
-        options.lint_max_mb = lint_max_mb
     hub = Hub(options)
     await hub.start()
     path = str(base / "lsp.sock")

@@ -19,6 +19,7 @@ from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.predictor import FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
+from shadowtab.lsp.settings import DebounceOptions
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
 
@@ -43,13 +44,12 @@ def build_hub(argv: Sequence[str]) -> Hub:
         edits=args.edit,
         delay_s=args.delay,
     )
-    engine = EngineOptions(kind="llama.cpp", n_threads=2) if args.real_model else None
+    engine = EngineOptions(kind="llama.cpp", threads=2) if args.real_model else None
     options = HubOptions(
         state_dir=state_dir(),
         engine=engine or EngineOptions(kind="off"),
         linters={} if args.no_lint else dict(DEFAULT_LINTERS),
-        lint_debounce_ms=args.lint_debounce_ms,
-        warm_debounce_ms=50,
+        debounce=DebounceOptions(lint_ms=args.lint_debounce_ms, warm_ms=50),
         predictor=None if args.real_model else predictor,
     )
     return Hub(options)

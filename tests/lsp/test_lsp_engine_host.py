@@ -21,7 +21,7 @@ LOAD_TIMEOUT_S = 120
 
 @pytest.mark.parametrize("process", ["worker", "inline"])
 async def test_host_loads_and_reports_where_the_engine_runs(process: str) -> None:
-    options = EngineOptions(n_ctx=512, kv_cache_mb=8, n_threads=1, process=process)  # type: ignore[arg-type]
+    options = EngineOptions(context_size=512, kv_cache_mb=8, threads=1, process=process)  # type: ignore[arg-type]
     host = EngineHost(options, predictor=None)
     changes: list[str] = []
     host.start(asyncio.get_running_loop(), lambda: changes.append(host.state))

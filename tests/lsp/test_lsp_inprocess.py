@@ -20,6 +20,7 @@ from pygls.protocol import default_converter
 from shadowtab.inference import EngineOptions
 from shadowtab.inference.next_edit.predictor import FixedPredictor
 from shadowtab.lsp.hub import Hub, HubOptions
+from shadowtab.lsp.settings import DebounceOptions
 
 
 class SocketClient:
@@ -54,7 +55,7 @@ async def hub_serving(
     options = HubOptions(
         state_dir=base / "state",
         engine=EngineOptions(kind="off"),
-        warm_debounce_ms=warm_debounce_ms,
+        debounce=DebounceOptions(warm_ms=warm_debounce_ms),
         predictor=predictor,
     )
     hub = Hub(options)

@@ -17,6 +17,7 @@ from shadowtab.lsp import prediction_handlers
 from shadowtab.lsp.handlers import METHODS
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.lsp.session import Session
+from shadowtab.lsp.settings import DebounceOptions
 from shadowtab.shadow_workspace import registry
 
 TEXT_SYNC = (
@@ -38,8 +39,7 @@ async def opened() -> AsyncIterator[tuple[Session, str]]:
         state_dir=base / "state",
         engine=EngineOptions(kind="off"),
         linters={},
-        warm_debounce_ms=100_000,
-        lint_debounce_ms=100_000,
+        debounce=DebounceOptions(lint_ms=100_000, warm_ms=100_000),
         predictor=FixedPredictor(inline_texts=["z"]),
     )
     hub = Hub(options)

@@ -155,7 +155,7 @@ class ServerClient:
         if status in (401, 403):
             return ServerError(
                 f"{where} refused the API key (HTTP {status}): set engine.api_key or "
-                "SHADOWTAB_OPENAI_API_KEY"
+                "SHADOWTAB_API_KEY"
             )
         if status == 404:
             return ServerError(

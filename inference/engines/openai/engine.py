@@ -38,7 +38,8 @@ from .openai_http import ServerClient, ServerError, ServerOptions, check_model
 from .openai_usage import UsageTotals, stats_from_usage
 from .text_output import Emit
 
-API_KEY_ENV = ("SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
+# SHADOWTAB_OPENAI_API_KEY: engine.api_key's old variable, still read
+API_KEY_ENV = ("SHADOWTAB_API_KEY", "SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8
 # dropped for good when a server refuses one (an HTTP 400 naming it)
 OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs", "repeat_penalty")
