@@ -32,7 +32,7 @@ from shadowtab.inference.next_edit.propagation.propagation_gate import (
 )
 
 from training import logistic
-from training.corpus import DEFAULT_CORPUS, records
+from training.corpus import DEFAULT_CORPUS, Split, records
 from training.edit_scoring import apply_edit, judge
 from training.eval_cases import cases
 
@@ -54,7 +54,7 @@ class Row:
     fixed_confidence: float  # propagation's confidence without a gate
 
 
-def collect(corpus: Path, split: str) -> tuple[list[Row], int]:
+def collect(corpus: Path, split: Split) -> tuple[list[Row], int]:
     """Every place of every next-hunk case of `split`, and the number of cases."""
     rows: list[Row] = []
     found = cases(records(corpus, split), "next_hunk", 10**9)
@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     gate = fitted(train, threshold)
     print(json.dumps(report(gate, train, n_train, "train (in sample)")))
-    for split in ("heldout", "dev"):
+    reported: tuple[Split, ...] = ("heldout", "dev")
+    for split in reported:
         rows, n_cases = collect(args.corpus, split)
         print(json.dumps(report(gate, rows, n_cases, split)))
     if args.write:
