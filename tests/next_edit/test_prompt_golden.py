@@ -114,6 +114,7 @@ GENERIC_PROMPT = (
     "```\n"
 )
 GENERIC_TOKENS = 267
+
 SHADOWTAB_PROMPT = (
     "<filename>shop/cart.py\n"
     '"""A shopping cart."""\n'
@@ -157,6 +158,7 @@ SHADOWTAB_PROMPT = (
     "<jupyter_code>"
 )
 SHADOWTAB_TOKENS = 290
+
 SWEEP_PROMPT = (
     "<|file_sep|>shop/cart.py\n"
     '"""A shopping cart."""\n'
@@ -200,6 +202,7 @@ SWEEP_PROMPT = (
     "<|file_sep|>updated/shop/cart.py\n"
 )
 SWEEP_TOKENS = 292
+
 ZETA_PROMPT = (
     "### Instruction:\n"
     "You are a code completion assistant and your task is to analyze user edits and "
