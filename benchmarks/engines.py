@@ -149,11 +149,11 @@ def build(kind: str, data_dir: Path, base_url: str | None, adapter: str) -> Call
             n_ctx=4096, kv_cache_mb=128, data_dir=data_dir, adapter=adapter
         )
     if kind == "torch":
-        from shadowtab.inference.engines.torch_engine import TorchEngine
+        from shadowtab.inference.engines.torch.engine import TorchEngine
 
         return lambda: TorchEngine(n_ctx=4096, kv_cache_mb=128, data_dir=data_dir, adapter=adapter)
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.openai_http import ServerOptions
+    from shadowtab.inference.engines.openai.client import ServerOptions
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
     # the server applies the adapter; its format is declared as a team would declare it
     served_format = None if adapter == "none" else "shadowtab"

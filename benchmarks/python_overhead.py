@@ -1,6 +1,6 @@
 """The Python share of decoding: time outside llama.cpp's forward passes, per token.
 
-The engine's decoding loop (inference/engines/local/decoding.py) runs in Python
+The engine's decoding loops (inference/engines/local/decoding.py, speculative.py) run in Python
 around `llama_decode`: it fills the batch, takes the argmax and the top-2 gap, the
 log-probability of each kept token, the text of each token, the KV bookkeeping. Here
 `llama_cpp.llama_decode` is timed in place (the runtime calls it through the module),

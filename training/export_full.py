@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from shadowtab.inference.engines.gguf_lora import HF_MODULES, permute_rows
+from shadowtab.inference.engines.torch.gguf_lora import HF_MODULES, permute_rows
 
 from training.base_model import load_model, packaged_gguf
 

@@ -1,6 +1,6 @@
 """Starting a model server for a benchmark or a test: in its own process group on a free
 loopback port, ready when a URL answers 200, the whole group stopped after
-(tests/inference/server_helpers.py builds on it)."""
+(tests/engines/server_helpers.py builds on it)."""
 
 from __future__ import annotations
 

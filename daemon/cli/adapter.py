@@ -45,7 +45,7 @@ def _export_peft(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILURE
     from shadowtab.inference import EngineError
-    from shadowtab.inference.engines.peft_export import export_peft
+    from shadowtab.inference.engines.torch.peft_export import export_peft
 
     try:
         written = export_peft(args.dir, args.adapter, args.base)

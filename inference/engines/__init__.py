@@ -46,7 +46,7 @@ def create_engine(
 
 def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] | None) -> Engine:
     try:
-        from .torch_engine import TorchEngine
+        from .torch.engine import TorchEngine
     except ImportError as exc:
         raise EngineError(
             f"engine.kind = \"torch\" needs the torch extra (pip install 'shadowtab[torch]'): {exc}"
@@ -65,8 +65,8 @@ def _torch_engine(options: EngineOptions, on_progress: Callable[[float], None] |
 
 
 def _openai_engine(options: EngineOptions) -> Engine:
-    from .openai_engine import OpenAIEngine
-    from .openai_http import ServerOptions
+    from .openai.client import ServerOptions
+    from .openai.engine import OpenAIEngine
 
     if not options.base_url:
         raise EngineError('engine.kind = "openai" needs engine.base_url (e.g. http://host:8000/v1)')

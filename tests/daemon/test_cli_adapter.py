@@ -1,5 +1,5 @@
 """`shadowtab adapter export-peft`: the packaged adapter as a peft directory (its content
-is checked against peft in tests/inference/test_torch_adapter.py), bad input named; and
+is checked against peft in tests/engines/test_torch_adapter.py), bad input named; and
 the status line saying which adapter runs and in which prompt format."""
 
 from __future__ import annotations

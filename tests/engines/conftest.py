@@ -14,8 +14,8 @@ from server_helpers import llama_cpp_server
 from shadowtab.inference import Engine, LlamaCppEngine, default_model_path
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
 ENGINE_KINDS = ["llama.cpp", "torch", "openai"]
 
@@ -45,7 +45,7 @@ def torch_models_dir(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempP
 def torch_engine(torch_models_dir: Path) -> Iterator[TorchEngine]:
     need_module("torch", "torch")
     need_module("transformers", "torch")
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     instance = TorchEngine(n_ctx=2048, kv_cache_mb=64, data_dir=torch_models_dir)
     yield instance
@@ -65,8 +65,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def openai_engine(llama_server: str) -> Iterator[OpenAIEngine]:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.openai_http import ServerOptions
+    from shadowtab.inference.engines.openai.client import ServerOptions
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
     instance = OpenAIEngine(ServerOptions(base_url=llama_server, timeout_s=120), n_ctx=2048)
     yield instance

@@ -76,7 +76,7 @@ def _tiny_engine(kind: str, request: pytest.FixtureRequest) -> Engine:
     if kind == "llama.cpp":
         return LlamaCppEngine(n_ctx=512, kv_cache_mb=220 * 23040 / MB)
     request.getfixturevalue("torch_engine")  # skips without torch; the model is converted
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     data_dir: Path = request.getfixturevalue("torch_models_dir")
     return TorchEngine(n_ctx=512, kv_cache_mb=220 * 46080 / MB, data_dir=data_dir)

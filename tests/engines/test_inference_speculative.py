@@ -99,7 +99,7 @@ def test_several_candidates_best_first(engine: LlamaCppEngine) -> None:
 def test_an_alternative_that_leaves_the_draft_for_good_is_abandoned_soon(
     engine: LlamaCppEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shadowtab.inference.engines.local.decoding import BRANCH_PATIENCE
+    from shadowtab.inference.engines.local.speculative import BRANCH_PATIENCE
 
     monkeypatch.setattr(engine, "alternative_min_p", 0.0)  # decode it however unlikely
     junk = "zebra quantum lattice " * 20  # no candidate will copy it

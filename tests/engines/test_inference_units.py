@@ -8,14 +8,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 from shadowtab.inference.engines.api import RequestStats, truncate_prompt
-from shadowtab.inference.engines.local.decoding import (
-    BRANCH_PATIENCE,
-    Branch,
-    SequenceWriter,
-    TokenSink,
-    prefill,
-    speculative,
-)
+from shadowtab.inference.engines.local.decoding import SequenceWriter, TokenSink, prefill
 from shadowtab.inference.engines.local.draft import (
     PASS_COST,
     DraftCursor,
@@ -25,6 +18,7 @@ from shadowtab.inference.engines.local.draft import (
 )
 from shadowtab.inference.engines.local.kv_cache import PrefixCache, common_prefix_length
 from shadowtab.inference.engines.local.lookup import lookup_draft
+from shadowtab.inference.engines.local.speculative import BRANCH_PATIENCE, Branch, speculative
 from shadowtab.inference.engines.text_output import TextAssembler
 
 

@@ -1,4 +1,4 @@
-"""Near-tie re-decision (decoding.TieCheck: positions whose batched top-2 logit gap is
+"""Near-tie re-decision (speculative.TieCheck: positions whose batched top-2 logit gap is
 below the margin are decided by a single-token step before anything after them is
 accepted) on crafted logits; and long verification passes (64 and 128 tokens) on the
 real model: greedy output up to near-tie flips, few passes. The engine leaves the check
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from inference_samples import CLASS, FIB, JS, SORT
 from shadowtab.inference import LlamaCppEngine, RequestStats
-from shadowtab.inference.engines.local.decoding import SequenceWriter, TieCheck, _verify
+from shadowtab.inference.engines.local.decoding import SequenceWriter
 from shadowtab.inference.engines.local.draft import DraftPolicy
+from shadowtab.inference.engines.local.speculative import TieCheck, _verify
 
 VOCAB = 16
 # Issue 12 asks for no flip at a plain gap >= 0.15; measured here, passes of any length

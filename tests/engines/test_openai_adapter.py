@@ -15,11 +15,11 @@ from inference_samples import CLASS, FIB
 from server_helpers import llama_cpp_server
 from shadowtab.inference import Completion, LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.adapter_files import packaged_adapter
-from shadowtab.inference.engines.openai_adapter import describe
+from shadowtab.inference.engines.openai.adapter import describe
 from shadowtab.inference.next_edit.formats import FORMATS
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
 TOKENS = 24
 NEAR_TIE_GAP = 0.25  # see test_the_server_gives_the_adapters_answers
@@ -37,8 +37,8 @@ def adapter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def served(url: str, **adapter: str) -> OpenAIEngine:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.openai_http import ServerOptions
+    from shadowtab.inference.engines.openai.client import ServerOptions
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
     return OpenAIEngine(
         ServerOptions(base_url=url, timeout_s=120), n_ctx=2048, adapter_formats=tuple(FORMATS),

@@ -11,8 +11,8 @@ import time
 import pytest
 from fake_openai_server import Script, fake_server
 from shadowtab.inference import Cancelled, EngineError, ModelLoadError
-from shadowtab.inference.engines.openai_engine import OpenAIEngine
-from shadowtab.inference.engines.openai_http import ServerOptions
+from shadowtab.inference.engines.openai.client import ServerOptions
+from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
 FAST = {"retries": 2, "backoff_s": 0.01, "timeout_s": 2.0}
 

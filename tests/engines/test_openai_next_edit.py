@@ -17,7 +17,7 @@ from shadowtab.inference.next_edit.predictor import (
 )
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
 OLD = "def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n"
 TYPED = "    return w * h  # square "
@@ -41,7 +41,7 @@ def test_the_rewrite_is_a_complete_answer(openai_engine: OpenAIEngine) -> None:
 
 def test_the_predictor_suggests_over_the_server(openai_engine: OpenAIEngine) -> None:
     """Without the token cut (threshold 0): ghost text in this comment is a guess the
-    cut rightly withholds (tests/inference/test_token_cut.py cuts over the server)."""
+    cut rightly withholds (tests/engines/test_token_cut.py cuts over the server)."""
     predictor = EnginePredictor(lambda: openai_engine, token_threshold=0.0)
     for candidate in predictor.next_edit(REQUEST):
         result = candidate.edit.apply(TEXT)

@@ -19,8 +19,8 @@ from shadowtab.daemon.cli.main import main as cli_main
 from shadowtab.inference import Cancelled
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
 # vLLM's CPU backend takes minutes to start (5+ on 2 shared cores): above pytest's 300 s
 pytestmark = pytest.mark.timeout(1800)
@@ -56,8 +56,8 @@ def vllm_url(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def vllm_engine(vllm_url: str) -> Iterator[OpenAIEngine]:
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.openai_http import ServerOptions
+    from shadowtab.inference.engines.openai.client import ServerOptions
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
     engine = OpenAIEngine(ServerOptions(base_url=vllm_url, model="smollm2", timeout_s=300))
     yield engine
@@ -88,8 +88,8 @@ def test_vllm_rewrite_candidates_cancel(vllm_engine: OpenAIEngine) -> None:
 def test_vllm_serves_the_packaged_adapter(vllm_url: str, torch_engine: TorchEngine) -> None:
     """The LoRA module answers as the torch engine with the packaged adapter (both float32
     on the same weights; vLLM's kernels may break a near tie otherwise)."""
-    from shadowtab.inference.engines.openai_engine import OpenAIEngine
-    from shadowtab.inference.engines.openai_http import ServerOptions
+    from shadowtab.inference.engines.openai.client import ServerOptions
+    from shadowtab.inference.engines.openai.engine import OpenAIEngine
 
     tuned = OpenAIEngine(ServerOptions(base_url=vllm_url, model=LORA_NAME, timeout_s=300),
                          adapter_format="shadowtab")  # fmt: skip

@@ -19,7 +19,7 @@ from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.adapter_files import packaged_adapter
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
 TOKENS = 24
 # Greedy on the dequantized weights vs Q4_1: the same answer but for a near tie or two.
@@ -27,7 +27,7 @@ COPY_SIMILARITY = 0.9
 
 
 def torch_with(model: Path, adapter: str, **extra: Any) -> TorchEngine:
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     return TorchEngine(model_path=model, n_ctx=1024, kv_cache_mb=16, n_threads=2, adapter=adapter,
                        **extra)  # fmt: skip

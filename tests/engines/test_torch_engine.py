@@ -14,7 +14,7 @@ from inference_samples import CLASS, FIB
 from shadowtab.inference import ModelLoadError
 
 if TYPE_CHECKING:
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
 
 @pytest.mark.parametrize("prompt", [FIB, CLASS], ids=["fib", "class"])
@@ -38,7 +38,7 @@ def test_greedy_equals_transformers_generate(torch_engine: TorchEngine, prompt: 
 def test_conversion_is_cached_so_the_second_start_reads_it(
     torch_engine: TorchEngine, torch_models_dir: Path
 ) -> None:
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     converted = torch_engine.loaded_model_path
     assert converted.parent == torch_models_dir / "models" / "torch"
@@ -57,7 +57,7 @@ def test_conversion_is_cached_so_the_second_start_reads_it(
 def test_lora_adapter_through_peft(torch_engine: TorchEngine, tmp_path: Path) -> None:
     import torch
     from peft import LoraConfig, get_peft_model
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
     from transformers import AutoModelForCausalLM
 
     base_dir = torch_engine.loaded_model_path
@@ -82,7 +82,7 @@ def test_lora_adapter_through_peft(torch_engine: TorchEngine, tmp_path: Path) ->
 
 def test_bad_model_paths_name_the_setting(tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="the torch extra is not installed")
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     with pytest.raises(ModelLoadError, match=r"not found.*engine\.model_path"):
         TorchEngine(model_path=tmp_path / "missing")
@@ -101,7 +101,7 @@ def test_gguf_architecture_transformers_cannot_load(tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="the torch extra is not installed")
     gguf = pytest.importorskip("gguf", reason="the torch extra is not installed")
     import numpy as np
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     path = tmp_path / "strange.gguf"
     writer = gguf.GGUFWriter(str(path), "no-such-architecture")
@@ -118,7 +118,7 @@ def test_on_a_gpu(torch_models_dir: Path) -> None:
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device on this machine: the GPU path runs where one is present")
-    from shadowtab.inference.engines.torch_engine import TorchEngine
+    from shadowtab.inference.engines.torch.engine import TorchEngine
 
     gpu = TorchEngine(n_ctx=1024, kv_cache_mb=64, data_dir=torch_models_dir, device="cuda")
     try:

@@ -196,7 +196,7 @@ def test_the_local_engine_is_engine_neutral() -> None:
     torch's runtime, and llama_cpp/ and the torch engine meet it without casts."""
     graph = import_graph(type_checking=True)
     local = f"{ENGINES}.local"
-    bound = (LLAMA_CPP, f"{ENGINES}.torch_")
+    bound = (LLAMA_CPP, f"{ENGINES}.torch")
     offenders = {
         name: sorted(t for t in targets if t.startswith(bound))
         for name, targets in graph.items()
@@ -204,7 +204,7 @@ def test_the_local_engine_is_engine_neutral() -> None:
     }
     assert {name: bad for name, bad in offenders.items() if bad} == {}
     sources = [
-        ROOT / "inference/engines/torch_engine.py",
+        ROOT / "inference/engines/torch/engine.py",
         *(ROOT / "inference/engines").glob("llama_cpp/*.py"),
     ]
     # typing.cast, not ctypes.cast (a C pointer's type, as llama.cpp's callbacks need)

@@ -42,7 +42,7 @@ def steps_per_token(k: int, acceptance: float, curve: Sequence[tuple[int, float]
 @dataclass(frozen=True)
 class DraftPolicy:
     # Draft lengths to choose from. The longest make passes of 64 and 128 tokens (the
-    # pending token + k): faster kernels whose near-ties decoding.TieCheck re-decides.
+    # pending token + k): faster kernels whose near-ties speculative.TieCheck re-decides.
     ladder: tuple[int, ...] = (2, 4, 8, 16, 32, 63, 127)
     k_start: int = 8
     match_tokens: int = 3  # output tail that must match the draft to re-align

@@ -250,7 +250,7 @@ class LocalEngine(Generic[R]):
         """Inside the gate, before a request computes (llama.cpp: choose its threads)."""
 
     def _tie_seq(self) -> int | None:
-        """A scratch sequence for near-tie re-decisions (decoding.py), or None: off."""
+        """A scratch sequence for near-tie re-decisions (speculative.py), or None: off."""
         return None
 
     def _limits(self) -> RequestLimits:

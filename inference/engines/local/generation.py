@@ -13,23 +13,21 @@ import numpy as np
 from ..api import Completion, RequestStats
 from ..text_output import Emit, TextAssembler
 from .decoding import (
-    Branch,
     Generation,
     Guard,
     Logits,
     SequenceWriter,
-    TieCheck,
     TokenSink,
     gap_of,
     greedy,
     log_prob,
     prefill,
-    speculative,
 )
 from .draft import DraftPolicy
 from .healing import HealedPrompt, Healing, Vocabulary, heal
 from .kv_cache import PrefixCache
 from .runtime import Runtime
+from .speculative import Branch, TieCheck, speculative
 
 PromptTokenizer = Callable[[Runtime, str, int, RequestStats], list[int]]
 # Between two passes: lend the engine to an urgent call that waits; True when it did.
@@ -52,7 +50,7 @@ class GenerationRequest:
     emit: Emit | None
     prefill_chunk: int = 128
     first_spare_seq: int = 8  # sequences from here on are free for extra candidates
-    tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (decoding.py)
+    tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (speculative.py)
     policy: DraftPolicy = DRAFT_POLICY  # draft lengths by this engine's pass-cost curve
     alternative_min_p: float = ALTERNATIVE_MIN_P
     # complete(): stop before the first token less likely than this (0: never)

@@ -26,7 +26,7 @@ MAX_HEALED_TOKENS = 2
 # A disallowed token's logit is set this far below the best allowed one instead of -inf:
 # its probability (e^-50 each, ~1e-17 for the whole vocabulary) does not change the
 # renormalized ones, and a lone allowed token reports a finite gap to the runner-up
-# (decoding.COPIED_GAP: "sure") rather than an infinite one.
+# (speculative.COPIED_GAP: "sure") rather than an infinite one.
 DISALLOWED_GAP = 50.0
 
 

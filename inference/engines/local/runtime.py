@@ -1,5 +1,5 @@
 """What the shared decoding, draft, generation and prefix cache need of a model runtime:
-the llama.cpp runtime (llama_cpp/runtime.py) and the torch one (torch_runtime.py) both
+the llama.cpp runtime (llama_cpp/runtime.py) and the torch one (torch/runtime.py) both
 implement it. A sequence is a numbered KV cache row set; positions are token indexes."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from .adapter_files import DEFAULT, NONE, SETTING
+from ..adapter_files import DEFAULT, NONE, SETTING
 
 FORMAT_SETTING = "engine.adapter_format"
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Completion, RequestStats
-from .text_output import Emit, TextAssembler
+from ..api import Completion, RequestStats
+from ..text_output import Emit, TextAssembler
 
 STOP_REPORT_KEYS = ("stop_reason", "matched_stop")  # where servers say which stop it was
 

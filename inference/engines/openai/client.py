@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from .api import CancelFlag, Cancelled, EngineError, ModelLoadError
+from ..api import CancelFlag, Cancelled, EngineError, ModelLoadError
 
 logger = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})

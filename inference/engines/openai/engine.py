@@ -7,7 +7,7 @@ rewrite draft goes out as `prediction` (OpenAI's predicted outputs) where the se
 takes it. Decoding is greedy (temperature 0), so a rewrite with or without the draft
 gives the same text. Every request is streamed: cancelling closes the stream. Answers
 carry finish reasons, and log-probabilities where the server gives them (for the
-predictor's confidence): see openai_answer.py."""
+predictor's confidence): see answer.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .api import (
+from ..api import (
     CacheInfo,
     CancelFlag,
     Cancelled,
@@ -32,11 +32,11 @@ from .api import (
     RequestStats,
     check_request,
 )
-from .openai_adapter import ServerAdapter, describe, model_card
-from .openai_answer import Answer, AnswerBuilder, as_completion
-from .openai_http import ServerClient, ServerError, ServerOptions, check_model
-from .openai_usage import UsageTotals, stats_from_usage
-from .text_output import Emit
+from ..text_output import Emit
+from .adapter import ServerAdapter, describe, model_card
+from .answer import Answer, AnswerBuilder, as_completion
+from .client import ServerClient, ServerError, ServerOptions, check_model
+from .usage import UsageTotals, stats_from_usage
 
 # SHADOWTAB_OPENAI_API_KEY: engine.api_key's old variable, still read
 API_KEY_ENV = ("SHADOWTAB_API_KEY", "SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -65,7 +65,7 @@ class OpenAIEngine:
         adapter_formats: Collection[str] | None = None,
     ) -> None:
         """`adapter` (engine.adapter) and `adapter_format` (engine.adapter_format): the
-        server applies any adapter; see openai_adapter.py for what stats() report."""
+        server applies any adapter; see adapter.py for what stats() report."""
         if not options.base_url.startswith(("http://", "https://")):
             raise ModelLoadError(
                 f"engine.base_url must be an http(s) URL ending in /v1, got {options.base_url!r}"
@@ -76,7 +76,7 @@ class OpenAIEngine:
         self.n_ctx = n_ctx
         self._client = ServerClient(options)
         self._refused: set[str] = set()
-        self._server_reports_stop = False  # learnt from its answers: see openai_answer
+        self._server_reports_stop = False  # learnt from its answers: see answer.py
         self._totals = UsageTotals()
         self._tokenize_route: tuple[str, str] | None = None
         self._state = "loading"
@@ -107,7 +107,7 @@ class OpenAIEngine:
     def tokenize(self, text: str, special: bool = False) -> list[int]:
         # The server's /tokenize endpoint decides control-token parsing itself.
         del special
-        from .openai_tokenize import tokenize_remote
+        from .tokens import tokenize_remote
 
         tokens, self._tokenize_route = tokenize_remote(
             self._client, self.url, self.model, text, self._tokenize_route
@@ -229,7 +229,7 @@ class OpenAIEngine:
             "repeat_penalty": 1.0,
         }
         stops = tuple(s for s in stop if s)
-        if stops and self._server_reports_stop:  # else matched here only: see openai_answer
+        if stops and self._server_reports_stop:  # else matched here only: see answer.py
             body["stop"] = list(stops[:4])  # OpenAI accepts at most 4
         if logprobs and self.options.logprobs:
             body["logprobs"] = 1  # the chosen token's log-probability: the confidence

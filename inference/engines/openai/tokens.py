@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import EngineError
-from .openai_http import ServerClient, ServerError
+from ..api import EngineError
+from .client import ServerClient, ServerError
 
 ROUTES = ("tokenize", "extras/tokenize")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .api import RequestStats
+from ..api import RequestStats
 
 
 def cached_tokens(usage: dict[str, Any]) -> int | None:

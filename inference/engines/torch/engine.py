@@ -6,7 +6,7 @@ MB budget), preemptible warming, speculative edits with the original as the draf
 draft tokens verified in one forward pass, the cache cropped on rejection), n
 candidates, cancellation before every forward pass. `engine.adapter` as on llama.cpp:
 the packaged GGUF LoRA by default (on the packaged model), a GGUF LoRA file or a peft
-directory, merged in through peft (torch_lora.py); one that cannot be used is named in
+directory, merged in through peft (lora.py); one that cannot be used is named in
 stats() and the base model serves."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from .adapter_files import AdapterError, resolve
-from .local.engine import MB, RESIDENT_PREFIXES, LocalEngine
-from .local.kv_cache import PrefixCache
-from .torch_lora import AdapterApplyError, attach
-from .torch_model import load_model
-from .torch_runtime import TorchRuntime
-from .torch_threads import choose_threads
+from ..adapter_files import AdapterError, resolve
+from ..local.engine import MB, RESIDENT_PREFIXES, LocalEngine
+from ..local.kv_cache import PrefixCache
+from .lora import AdapterApplyError, attach
+from .model import load_model
+from .runtime import TorchRuntime
+from .threads import choose_threads
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class TorchEngine(LocalEngine[TorchRuntime]):
             model_path, n_ctx, n_threads, kv_cache_mb, data_dir, adapter, adapter_formats
         )
         self.device = device
-        self._threads_setting = n_threads  # None: measured at load (torch_threads.py)
+        self._threads_setting = n_threads  # None: measured at load (threads.py)
         self.thread_probe_s: dict[int, float] = {}
         if load:
             self.load(on_progress)

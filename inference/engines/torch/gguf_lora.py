@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .adapter_files import FORMAT_KEY, SETTING, AdapterError, check_gguf_file
+from ..adapter_files import FORMAT_KEY, SETTING, AdapterError, check_gguf_file
 
 # llama.cpp's tensor names (llama architecture) -> the Hugging Face module under a layer
 HF_MODULES = {

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .adapter_files import FORMAT_KEY, SETTING, AdapterError, check_format, is_gguf
+from ..adapter_files import FORMAT_KEY, SETTING, AdapterError, check_format, is_gguf
 from .gguf_lora import GgufLora, fail, read_gguf_lora
 
 PEFT_CONFIG = "adapter_config.json"

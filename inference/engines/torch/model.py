@@ -1,7 +1,7 @@
 """Loading a model for the torch engine: a Hugging Face model directory (safetensors) or a
 GGUF file that transformers dequantizes (`gguf_file=`), converted once and cached in the
 data dir so the next start reads safetensors; the device (CUDA when present, else CPU,
-with a fallback when CUDA runs out of memory). The adapter is torch_lora.py's.
+with a fallback when CUDA runs out of memory). The adapter is lora.py's.
 
 transformers refuses save_pretrained() on a GGUF-loaded model, so the cache holds the
 config, the tokenizer and the state dict written by safetensors itself."""
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .api import ModelLoadError
-from .model_files import GGUF_MAGIC
+from ..api import ModelLoadError
+from ..model_files import GGUF_MAGIC
 
 logger = logging.getLogger(__name__)
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
@@ -28,7 +28,7 @@ CACHE_MARKER = "converted-from.txt"
 
 @dataclass
 class LoadedModel:
-    model: Any  # transformers PreTrainedModel (an adapter merged in: torch_lora.py)
+    model: Any  # transformers PreTrainedModel (an adapter merged in: lora.py)
     tokenizer: Any
     device: str
     source: Path  # what was loaded: the HF dir, or the cached conversion of the GGUF

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .adapter_files import SETTING, AdapterError, packaged_adapter
-from .api import ModelLoadError
+from ..adapter_files import SETTING, AdapterError, packaged_adapter
+from ..api import ModelLoadError
+from ..model_files import default_model_path
 from .gguf_lora import read_gguf_lora
-from .model_files import default_model_path
-from .torch_lora import write_peft_dir
+from .lora import write_peft_dir
 
 
 def head_counts(base: Path) -> tuple[int, int]:

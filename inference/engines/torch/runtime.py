@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .torch_model import LoadedModel
+from .model import LoadedModel
 
 
 @dataclass(frozen=True)
