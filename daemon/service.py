@@ -81,7 +81,10 @@ class DaemonService:
             # Imports (pygls, lsprotocol, ...) run in a thread: `status` keeps answering.
             options = await asyncio.to_thread(self.settings.hub_options)
             hub_module = await asyncio.to_thread(import_module, "shadowtab.lsp.hub")
-            self.hub = hub_module.Hub(options)
+            agent_module = await asyncio.to_thread(import_module, "shadowtab.daemon.agent_commands")
+            hub = hub_module.Hub(options)
+            agent_module.add_agent_commands(hub)  # the agents' verbs: this socket only
+            self.hub = hub
             await self.hub.start()
             logger.info("hub started; engine %s", self.settings.engine.kind)
         except Exception as exc:

@@ -1,5 +1,6 @@
 """Lock and shadow commands, shared by workspace/executeCommand (`shadowtab.<name>`) and
-the daemon's control socket (Hub.control(<name>, args))."""
+the daemon's control socket (Hub.control(<name>, args)); the daemon adds control-only
+commands of its own (add_control_commands: the coding agents' verbs)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.lsp.agent_commands import AgentCommands
 from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import (
-        ChangeListener,
-        CommandHandler,
-        LintMemo,
-        Lints,
-        Peers,
-        WorkspaceLookup,
-    )
+    from shadowtab.lsp.services import CommandHandler, WorkspaceLookup
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -30,14 +23,7 @@ OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open
 
 
 class CommandRunner:
-    def __init__(
-        self,
-        workspaces: WorkspaceLookup,
-        peers: Peers,
-        lints: Lints,
-        predictions: ChangeListener,
-        lint_cache: LintMemo,
-    ) -> None:
+    def __init__(self, workspaces: WorkspaceLookup) -> None:
         self._workspaces = workspaces
         self._handlers: dict[str, CommandHandler] = {
             "lock.status": self.lock_status,
@@ -47,12 +33,16 @@ class CommandRunner:
             "shadow.diff": self.shadow_diff,
             "shadow.pending": self.shadow_pending,
         }
-        # Coding agents' verbs: the control socket only (editors have applyEdit).
-        agent = AgentCommands(self.workspace, workspaces, peers, lints, predictions, lint_cache)
-        self._agent_handlers = agent.handlers()
+        # Commands of the control socket only, added by the daemon (the coding agents'
+        # verbs: editors have applyEdit).
+        self._control_only: dict[str, CommandHandler] = {}
+
+    def add_control_commands(self, handlers: dict[str, CommandHandler]) -> None:
+        """Commands the control socket answers and editors never get."""
+        self._control_only.update(handlers)
 
     def control_names(self) -> list[str]:
-        return [*self._handlers, *self._agent_handlers]
+        return [*self._handlers, *self._control_only]
 
     def editor_names(self) -> list[str]:
         """The commands editors get as workspace/executeCommand."""
@@ -60,7 +50,7 @@ class CommandRunner:
 
     async def control(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
         """KeyError for an unknown command, ValueError for bad arguments."""
-        handler = self._handlers.get(cmd) or self._agent_handlers.get(cmd)
+        handler = self._handlers.get(cmd) or self._control_only.get(cmd)
         if handler is None:
             raise KeyError(cmd)
         if not isinstance(args, dict):

@@ -51,9 +51,7 @@ class Hub:
         )
         self.workspaces = WorkspaceRegistry(self, self.predictions, options)
         self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
-        self.commands = CommandRunner(
-            self.workspaces, self, self.workspaces.diagnostics, self.predictions, self.lint_cache
-        )
+        self.commands = CommandRunner(self.workspaces)
         self.client_events: Counter[str] = Counter()  # didShowInlineEdit, accepted edits...
         # server time of each keystroke (shadow edit + forwarding it; echoes not counted)
         self.text_sync_ms: deque[float] = deque(maxlen=4096)

@@ -31,6 +31,7 @@ def root(tmp_path: Path) -> Path:
 
 
 async def test_control_commands_and_status(hub: Hub, root: Path) -> None:
+    # the agents' verbs are the daemon's to add (tests/daemon/test_agent_commands.py)
     assert hub.control_commands() == {
         "lock.status",
         "lock.take",
@@ -38,19 +39,8 @@ async def test_control_commands_and_status(hub: Hub, root: Path) -> None:
         "lock.toggle",
         "shadow.diff",
         "shadow.pending",
-        "shadow.read",
-        "shadow.write",
-        "shadow.apply",
-        "shadow.lint",
-        "shadow.request_commit",
     }
-    assert set(hub.commands.editor_names()) == hub.control_commands() - {
-        "shadow.read",
-        "shadow.write",
-        "shadow.apply",
-        "shadow.lint",
-        "shadow.request_commit",
-    }  # agents' verbs are the control socket's only
+    assert set(hub.commands.editor_names()) == hub.control_commands()
     status = await hub.control("lock.status", {"root": str(root)})
     assert status["root"] == str(root.resolve())
     assert status["holder"] == "user" and status["pending"] == [] and status["conflicts"] == []

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from hub_socket import HubClient, hub_on_socket
+from shadowtab.daemon.agent_commands import add_agent_commands
 from shadowtab.daemon.cli.daemon import _print_status
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
@@ -61,6 +62,7 @@ async def test_a_file_over_the_limit_is_not_linted_and_status_says_so(
             client.notifications.append(await client.read())
         workspaces = setup.hub.status()["workspaces"]
         root = str(setup.root)
+        add_agent_commands(setup.hub)  # as the daemon does: `shadow lint` is an agent's verb
         agent = await setup.hub.control("shadow.lint", {"root": root, "path": "big.py"})
         await client.close()
     assert agent["diagnostics"] == [] and "lint_mb" in agent["failures"]["all linters"]

@@ -2,7 +2,8 @@
 and the MCP server): edits go into the shadow as model edits (shadow_workspace's
 agent_edits), editors showing the files get them pushed into their buffers, and each
 write answers with the diagnostics it added and removed. Control socket only: editors
-have shadowtab.shadow.applyEdit."""
+have shadowtab.shadow.applyEdit. The daemon adds them to the hub's control commands
+(add_agent_commands) when it builds the hub; the hub itself knows nothing of agents."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from shadowtab.shadow_workspace.agent_edits import (
 )
 
 if TYPE_CHECKING:
+    from shadowtab.lsp.hub import Hub
     from shadowtab.lsp.services import (
         ChangeListener,
         CommandHandler,
@@ -44,6 +46,19 @@ COMMIT_REQUEST = (
 
 
 LockView = tuple[str, frozenset[str]]
+
+
+def add_agent_commands(hub: Hub) -> None:
+    """Make the agents' verbs control commands of `hub` (never editor commands)."""
+    agent = AgentCommands(
+        hub.commands.workspace,
+        hub.workspaces,
+        hub,
+        hub.workspaces.diagnostics,
+        hub.predictions,
+        hub.lint_cache,
+    )
+    hub.commands.add_control_commands(agent.handlers())
 
 
 def _lock_view(workspace: ShadowWorkspace) -> LockView:
