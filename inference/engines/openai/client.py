@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from ..api import CancelFlag, Cancelled, EngineError, ModelLoadError
 
 logger = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+# SHADOWTAB_OPENAI_API_KEY: engine.api_key's old variable, still read
+API_KEY_ENV = ("SHADOWTAB_API_KEY", "SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,11 @@ class ServerOptions:
     def __repr__(self) -> str:  # the key never reaches a log line through repr()
         key = "set" if self.api_key else None
         return f"ServerOptions(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
+
+
+def api_key_from_env(environ: dict[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return next((env[name] for name in API_KEY_ENV if env.get(name)), None)
 
 
 class ServerError(EngineError):

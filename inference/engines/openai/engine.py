@@ -12,7 +12,6 @@ predictor's confidence): see answer.py."""
 from __future__ import annotations
 
 import math
-import os
 import queue
 import threading
 import time
@@ -35,21 +34,14 @@ from ..api import (
 from ..text_output import Emit
 from .adapter import ServerAdapter, describe, model_card
 from .answer import Answer, AnswerBuilder, as_completion
-from .client import ServerClient, ServerError, ServerOptions, check_model
+from .client import ServerClient, ServerError, ServerOptions, api_key_from_env, check_model
 from .usage import UsageTotals, stats_from_usage
 
-# SHADOWTAB_OPENAI_API_KEY: engine.api_key's old variable, still read
-API_KEY_ENV = ("SHADOWTAB_API_KEY", "SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
 MAX_CANDIDATES = 8
 # dropped for good when a server refuses one (an HTTP 400 naming it)
 OPTIONAL_FIELDS = ("prediction", "cache_prompt", "stream_options", "logprobs", "repeat_penalty")
 POLL_S = 0.02
 T = TypeVar("T")
-
-
-def api_key_from_env(environ: dict[str, str] | None = None) -> str | None:
-    env = os.environ if environ is None else environ
-    return next((env[name] for name in API_KEY_ENV if env.get(name)), None)
 
 
 class OpenAIEngine:
