@@ -16,8 +16,7 @@ from shadowtab.inference.next_edit.settings import NextEditOptions
 if TYPE_CHECKING:
     from shadowtab.inference import Engine, EngineOptions
     from shadowtab.inference.engines.worker import WorkerEngine, WorkerPolicy
-    from shadowtab.inference.next_edit.predictor import Predictor
-    from shadowtab.inference.next_edit.propagation.propagation_source import PropagationSource
+    from shadowtab.inference.next_edit.predictor import EnginePredictor, Predictor
 
 logger = logging.getLogger(__name__)
 
@@ -43,34 +42,23 @@ class EngineHost:
         self.engine: Engine | None = None
         self.worker: WorkerEngine | None = None  # set when the engine runs in a worker
         self._explicit_predictor = predictor
-        self._propagation: PropagationSource | None = None  # the default predictor's
-        self._default_predictor: Predictor | None = None
+        self._default_predictor: EnginePredictor | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
 
     @property
     def predictor(self) -> Predictor | None:
-        """The predictor given in HubOptions, else EnginePredictor over this engine."""
+        """The predictor given in HubOptions, else the product's (`engine_predictor`) over
+        this engine."""
         if self._explicit_predictor is not None:
             return self._explicit_predictor
         if self.options.kind == "off":
             return None
         if self._default_predictor is None:
-            from shadowtab.inference.next_edit.predictor import EnginePredictor
-            from shadowtab.inference.next_edit.propagation.propagation_source import (
-                PropagationSource,
-            )
+            from shadowtab.inference.next_edit.predictor import engine_predictor
 
-            self._propagation = PropagationSource()
-            self._default_predictor = EnginePredictor(
-                self.get_engine,
-                self.next_edit.format,
-                min_confidence=self.next_edit.min_confidence,
-                sources=[self._propagation],
-                token_threshold=self.next_edit.token_threshold,
-                ghost_gate=self.next_edit.gate,
-            )
+            self._default_predictor = engine_predictor(self.get_engine, self.next_edit)
         return self._default_predictor
 
     def peek_predictor(self) -> Predictor | None:
@@ -173,15 +161,20 @@ class EngineHost:
             "adapter_merged": described.get("adapter_merged"),  # in the weights (llama.cpp)
             "process": self._process_kind(),
             "worker": self.worker.worker_status() if self.worker is not None else None,
-            "ghost_gate": self._ghost_gate_state(),
-            "propagation_gate": self._propagation.gate_state if self._propagation else None,
+            **self._gate_states(),
         }
 
-    def _ghost_gate_state(self) -> str | None:
-        """The default predictor's learned gate: in use, or why not (None: no such
+    def _gate_states(self) -> dict[str, str | None]:
+        """The product predictor's learned gates: in use, or why not (None: no such
         predictor: engine off, or one given in HubOptions)."""
-        state = getattr(self.predictor, "ghost_gate_state", None)
-        return state if isinstance(state, str) else None
+        if self._explicit_predictor is not None or self.predictor is None:
+            return {"ghost_gate": None, "propagation_gate": None}
+        predictor = self._default_predictor
+        assert predictor is not None  # built by self.predictor
+        return {
+            "ghost_gate": predictor.ghost_gate_state,
+            "propagation_gate": predictor.propagation_gate_state,
+        }
 
     def _process_kind(self) -> str:
         if self.options.kind == "off":

@@ -1,6 +1,7 @@
 """`shadowtab predict`: ask the model for ghost text and a next edit at a place in a
-file, in this process (no daemon, no editor), through the same next-edit pipeline and
-lint gate as the editors. For trying models and prompts."""
+file, in this process (no daemon, no editor), through the predictor the editors get
+(`engine_predictor`: propagation, the model, the gates, the `[next_edit]` settings) and
+the same lint check. For trying models and prompts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,8 @@ from shadowtab.daemon.cli.exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from shadowtab.inference.next_edit.candidates import Candidate
-    from shadowtab.inference.next_edit.predictor import Check, PredictionRequest, Predictor
+    from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
+    from shadowtab.lsp.prediction_check import Check
 
 
 def register(subparsers: Any) -> None:
@@ -47,6 +50,14 @@ def register(subparsers: Any) -> None:
         help="the edits before this moment, oldest first: a JSON list of {offset, old_text, "
         "new_text, time?, path?} (offset into the text as it was just before the edit; "
         "the last one ends in the file as it is now)",
+    )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="how long after the last --history edit the prediction is asked, as an editor "
+        "asks after a pause in typing (default 1.0)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
@@ -95,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from shadowtab.daemon.config import ConfigError, load_settings
     from shadowtab.inference import EngineError, create_engine
     from shadowtab.inference.engines.load_failure import describe_load_failure
-    from shadowtab.inference.next_edit.predictor import EnginePredictor, PredictionRequest
+    from shadowtab.inference.next_edit.predictor import PredictionRequest, engine_predictor
     from shadowtab.lsp.prediction_check import linters_check
 
     try:
@@ -112,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         text=text,
         cursor=offset_of(text, line, column),
         events=history,
+        asked_at=history[-1].time + args.pause if history else None,
         max_candidates=max(1, min(args.candidates, 6)),
         invoked=True,  # asked for: ghost text's choices include the model's
     )
@@ -125,13 +137,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     try:
         check = linters_check(settings.linter_specs(), path, request.language_id, Path.cwd())
-        predictor = EnginePredictor(
-            lambda: engine,
-            settings.next_edit.format,
-            min_confidence=settings.next_edit.min_confidence,
-            token_threshold=settings.next_edit.token_threshold,
-            ghost_gate=settings.next_edit.gate,
-        )
+        predictor = engine_predictor(lambda: engine, settings.next_edit)
         result = predict(predictor, request, args.kind, check)
     except EngineError as exc:
         print(f"shadowtab predict: {exc}", file=sys.stderr)
@@ -172,10 +178,10 @@ def predict(
 def _checked(
     predictor: Predictor, request: PredictionRequest, inline: bool, check: Check | None
 ) -> list[Candidate]:
-    from shadowtab.inference.next_edit.predictor import checked_candidates
+    from shadowtab.lsp.prediction_check import checked_candidates
 
-    async def run(call: Any) -> list[Candidate]:
-        return list(call(threading.Event()))  # blocking is fine here: nothing else runs
+    async def run(call: Callable[[threading.Event], list[Candidate]]) -> list[Candidate]:
+        return await asyncio.to_thread(call, threading.Event())  # as the editors' sessions
 
     return asyncio.run(checked_candidates(predictor, request, inline, run, check))
 

@@ -32,8 +32,10 @@ from .ghost_text import repetition
 from .ghost_text.completion_source import CompletionSource
 from .ghost_text.ghost_gate import SHIPPED_GATE
 from .pipeline import NextEditPipeline
+from .propagation.propagation_source import PropagationSource
 from .reversal import undoes_user
 from .rewrite.model_source import ModelSource
+from .settings import NextEditOptions
 from .situation import Situation
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
@@ -42,6 +44,7 @@ __all__ = [
     "FixedPredictor",
     "PredictionRequest",
     "Predictor",
+    "engine_predictor",
 ]
 
 
@@ -101,7 +104,7 @@ def query_of(request: PredictionRequest) -> Query:
 
 
 class EnginePredictor:
-    """The next-edit pipeline over `sources` (e.g. propagation) then the model, in the
+    """The next-edit pipeline over `propagation` (when given) then the model, in the
     format `format_name` (None/"auto": the format of the adapter the engine loaded,
     else generic). Ghost text has its own fast path, its sources in order of preference:
     the shown ghost text the user is typing through; the open files' own continuation
@@ -119,13 +122,17 @@ class EnginePredictor:
         engine_getter: Callable[[], Engine | None],
         format_name: str | None = None,
         min_confidence: float = 0.0,
-        sources: Sequence[CandidateSource] = (),
+        propagation: PropagationSource | None = None,
         token_threshold: float = DEFAULT_TOKEN_THRESHOLD,
         use_repetition: bool = True,
         ghost_gate: bool = True,
     ) -> None:
         self.model = ModelSource(engine_getter, format_name, token_threshold)
-        self.pipeline = NextEditPipeline([*sources, self.model], min_confidence)
+        self.propagation = propagation
+        sources: list[CandidateSource] = (
+            [self.model] if propagation is None else [propagation, self.model]
+        )
+        self.pipeline = NextEditPipeline(sources, min_confidence)
         self._completion = CompletionSource(
             engine_getter,
             lambda query: self.model.format.continuation(query.situation),
@@ -139,6 +146,11 @@ class EnginePredictor:
     def ghost_gate_state(self) -> str:
         """Whether the learned gate cuts ghost text, and why not (`daemon status`)."""
         return self._completion.gate_state
+
+    @property
+    def propagation_gate_state(self) -> str | None:
+        """Whether propagation's learned gate chooses its places (None: no propagation)."""
+        return self.propagation.gate_state if self.propagation is not None else None
 
     def feedback(self, outcome: Outcome, source: str, format_name: str = "") -> None:
         self.pipeline.feedback.add(outcome, source, format_name)
@@ -227,6 +239,23 @@ class EnginePredictor:
         """True when it ran to the end (not preempted nor cancelled)."""
         stats = engine.warm(self._completion.prompt(query), cancel=cancel)
         return not stats.preempted and not (cancel is not None and cancel.is_set())
+
+
+def engine_predictor(
+    engine_getter: Callable[[], Engine | None], options: NextEditOptions | None = None
+) -> EnginePredictor:
+    """The predictor the product runs, built one way for the daemon, `shadowtab predict`
+    and the benchmarks: propagation (no model) then the model's rewrite, ghost text's
+    sources, each setting of the `[next_edit]` section (None: the table's defaults)."""
+    options = options or NextEditOptions()
+    return EnginePredictor(
+        engine_getter,
+        options.format,
+        min_confidence=options.min_confidence,
+        propagation=PropagationSource(),
+        token_threshold=options.token_threshold,
+        ghost_gate=options.gate,
+    )
 
 
 @dataclass
