@@ -1,2 +1,3 @@
-"""Process lifecycle: the `shadowtab` CLI, daemon start/stop/status, status file,
-sockets, the msgpack control protocol, configuration."""
+"""Process lifecycle: the `shadowtab` CLI (`cli/`), daemon start/stop/status, status
+file, sockets, the msgpack control protocol and the commands only it answers (the coding
+agents' verbs, the MCP server), configuration."""

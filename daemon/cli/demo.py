@@ -2,8 +2,9 @@
 
 It starts the daemon if needed, connects through `shadowtab lsp` like an editor, opens a
 sample Python file in a temporary project, and prints what comes back: diagnostics of the
-unsaved text, ghost text, a next-edit suggestion, and the save lock at work (a model edit
-held in the shadow, shown as a diff, then committed atomically).
+unsaved text, ghost text, a next-edit suggestion, and the save lock at work (the model's
+suggested fix of a typo, or when it suggests none the same fix made by the tour on the
+model's behalf, held in the shadow, shown as a diff, then committed atomically).
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ def main(argv):
         greet(name)
 """
 TYPED = "        farewell("
+TYPO, FIX = "nme", "name"
+FIXED_LINE = '    print("Goodbye, " + name)'
 DIAGNOSTICS_TIMEOUT_S = 20.0
 CLOSE_TIMEOUT_S = 5.0  # for the LSP shim to end after shutdown, before it is killed
 
@@ -66,8 +68,8 @@ async def tour(project: Path) -> None:
         )
         client.initialized(types.InitializedParams())
         await show_diagnostics(client, uri, diagnostics)
-        await show_predictions(client, uri)
-        await show_save_lock(client, project, sample)
+        suggestions = await show_predictions(client, uri)
+        await show_save_lock(client, project, sample, suggestions)
     finally:
         await close(client)
 
@@ -106,7 +108,8 @@ async def show_diagnostics(
         print(f"  line {line}: {item.source} {item.code}: {item.message}")
 
 
-async def show_predictions(client: Any, uri: str) -> None:
+async def show_predictions(client: Any, uri: str) -> list[Any]:
+    """Step 2: ghost text and next edits, printed; the next edits returned."""
     lines = SAMPLE.splitlines()
     end = types.Position(line=len(lines), character=0)
     print(f"\n2. type {TYPED!r} at the end of main(); ask for ghost text and the next edit")
@@ -146,6 +149,7 @@ async def show_predictions(client: Any, uri: str) -> None:
         start, end = field(field(edit, "range"), "start"), field(field(edit, "range"), "end")
         print(f"    replace lines {field(start, 'line') + 1}-{field(end, 'line') + 1} with:")
         print("      " + str(field(edit, "text")).replace("\n", "\n      "))
+    return list(edits)
 
 
 def field(value: Any, name: str) -> Any:
@@ -161,30 +165,90 @@ async def execute(client: Any, name: str, *arguments: Any) -> Any:
     )
 
 
-async def show_save_lock(client: Any, project: Path, sample: Path) -> None:
+def typed_text() -> str:
+    """The sample's text after step 2 typed TYPED on a new last line."""
+    return SAMPLE + TYPED
+
+
+def apply_to(text: str, edit: Any) -> str:
+    """`text` with one next edit ({range, text}, LSP positions) applied. The sample is
+    ASCII, so LSP's UTF-16 columns are character offsets."""
+    lines = text.split("\n")
+
+    def offset(position: Any) -> int:
+        line, character = field(position, "line"), field(position, "character")
+        return sum(len(lines[i]) + 1 for i in range(line)) + character
+
+    rng = field(edit, "range")
+    start, end = offset(field(rng, "start")), offset(field(rng, "end"))
+    return text[:start] + str(field(edit, "text")) + text[end:]
+
+
+def model_fix(suggestions: list[Any]) -> Any | None:
+    """The first of the model's next edits that fixes the typo, if any did."""
+    for edit in suggestions:
+        fixed = apply_to(typed_text(), edit)
+        if TYPO not in fixed and FIXED_LINE in fixed.split("\n"):
+            return edit
+    return None
+
+
+def scripted_fix() -> dict[str, Any]:
+    """The fix of the typo as a next edit would say it ({range, text})."""
+    start = SAMPLE.index(TYPO)
+    line = SAMPLE.count("\n", 0, start)
+    character = start - SAMPLE.rfind("\n", 0, start) - 1
+    return {
+        "range": {
+            "start": {"line": line, "character": character},
+            "end": {"line": line, "character": character + len(TYPO)},
+        },
+        "text": FIX,
+    }
+
+
+async def show_save_lock(client: Any, project: Path, sample: Path, suggestions: list[Any]) -> None:
     root = {"root": str(project)}
-    print("\n3. the model takes the save lock and fixes the typo; its edit stays in the shadow")
+    edit = model_fix(suggestions)
+    if edit is not None:
+        print(
+            "\n3. the model takes the save lock; its next edit from step 2, which fixes the "
+            "typo,\n   goes into the shadow (not to disk)"
+        )
+    else:
+        # The small default model does not always suggest this fix; the tour still shows
+        # the lock at work, and says whose edit it is.
+        edit = scripted_fix()
+        print(
+            "\n3. the model takes the save lock; its suggestions did not fix the typo, so\n"
+            f"   the tour makes the edit on the model's behalf ({TYPO!r} -> {FIX!r}); it goes "
+            "into the shadow (not to disk)"
+        )
     await execute(client, "shadowtab.lock.release", root)
-    fix_start = SAMPLE.index("nme")
-    line = SAMPLE.count("\n", 0, fix_start)
-    character = fix_start - SAMPLE.rfind("\n", 0, fix_start) - 1
-    edit = {
+    rng = field(edit, "range")
+    workspace_edit = {
         "changes": {
             sample.as_uri(): [
                 {
                     "range": {
-                        "start": {"line": line, "character": character},
-                        "end": {"line": line, "character": character + 3},
+                        "start": {
+                            "line": field(field(rng, "start"), "line"),
+                            "character": field(field(rng, "start"), "character"),
+                        },
+                        "end": {
+                            "line": field(field(rng, "end"), "line"),
+                            "character": field(field(rng, "end"), "character"),
+                        },
                     },
-                    "newText": "name",
+                    "newText": str(field(edit, "text")),
                 }
             ]
         }
     }
-    await execute(client, "shadowtab.shadow.applyEdit", edit)
+    await execute(client, "shadowtab.shadow.applyEdit", workspace_edit)
     diff = await execute(client, "shadowtab.shadow.diff", root)
     print("  shadow diff:\n    " + str(field(diff, "diff") or "").rstrip().replace("\n", "\n    "))
-    print(f"  on disk still: {'nme' in sample.read_text()!s:>5} ('nme' is there)")
+    print(f"  on disk still: {TYPO in sample.read_text()!s:>5} ({TYPO!r} is there)")
     print("\n4. the user takes the lock back and commits: one atomic write")
     await execute(client, "shadowtab.lock.take", {**root, "mode": "commit"})
-    print(f"  on disk now fixed: {'nme' not in sample.read_text()}")
+    print(f"  on disk now fixed: {TYPO not in sample.read_text()}")

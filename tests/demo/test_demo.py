@@ -60,7 +60,9 @@ def test_demo_tours_the_daemon_and_leaves_nothing_running(tmp_path: Path, data_d
     assert "model: ready" in out
     assert "F401" in out and "F821" in out  # ruff on the unsaved text
     assert "ghost text" in out and "next edit" in out
-    assert '+    print("Goodbye, " + name)' in out  # the model's edit, held in the shadow
+    assert '+    print("Goodbye, " + name)' in out  # the fix, held in the shadow
+    # whose edit it is, said: the model's suggestion, or the tour's on the model's behalf
+    assert "its next edit from step 2" in out or "on the model's behalf" in out
     assert "on disk still:  True" in out
     assert "on disk now fixed: True" in out
     assert "daemon: stopped" in out
