@@ -39,6 +39,7 @@ REDUCED_RUNS = {
     # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py
     "vs_llama_server.py": (["--quick"], "benchmark"),
     "code_paths.py": ([], "keystroke"),  # already small: three messages traced
+    "model_code_paths.py": ([], "ghost_text"),  # one request, the real model: already small
 }
 NEEDS_CORPUS = {
     "next_edit_eval.py",
