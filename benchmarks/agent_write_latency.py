@@ -54,7 +54,7 @@ def fresh_env(base: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHADOWTAB_")}
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         env[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
-    env["SHADOWTAB_KIND"] = "off"
+    env["SHADOWTAB_ENGINE_KIND"] = "off"
     return env
 
 

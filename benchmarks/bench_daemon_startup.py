@@ -27,10 +27,10 @@ def _fresh_env(base: Path, engine_kind: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHADOWTAB_")}
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         env[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
-    env["SHADOWTAB_KIND"] = engine_kind
+    env["SHADOWTAB_ENGINE_KIND"] = engine_kind
     # a fresh data dir: "auto" would measure the weight types first (once per machine)
-    env["SHADOWTAB_WEIGHTS"] = "q8_0"
-    env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # the start of a converted model, as before
+    env["SHADOWTAB_ENGINE_WEIGHTS"] = "q8_0"
+    env["SHADOWTAB_ENGINE_MERGE_ADAPTER"] = "0"  # the start of a converted model, as before
     return env
 
 

@@ -163,9 +163,9 @@ async def two_editors(
         (root / ".git").mkdir(parents=True)
         env = {**os.environ, **{f"SHADOWTAB_{d.upper()}_DIR": str(base / d) for d in DIRS}}
         # Text sync and the default linters: no model (its threads would share the cores).
-        env["SHADOWTAB_KIND"] = "off"
+        env["SHADOWTAB_ENGINE_KIND"] = "off"
         if lint_mb is not None:
-            env["SHADOWTAB_LINT_MB"] = str(lint_mb)
+            env["SHADOWTAB_LIMITS_LINT_MB"] = str(lint_mb)
         path = root / "big.py"
         path.write_text(text)
         try:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from shadowtab.daemon.config_schema import LINTER_KEYS, OLD_ENV_SETTINGS, SETTINGS
+from shadowtab.daemon.config_schema import LINTER_KEYS, SETTINGS, current_env
 
 INTRO = (
     "Settings come from defaults, then the user's `shadowtab.toml` (in the config dir), "
     "then the workspace's `shadowtab.toml`, then `SHADOWTAB_*` environment variables; a "
     "later source wins key by key. An unknown key or a bad value stops the daemon with a "
     "message naming the key and its source. A key's environment variable is "
-    "`SHADOWTAB_<KEY>`, the key's name without its section (`engine.context_size`: "
-    "`SHADOWTAB_CONTEXT_SIZE`)."
+    "`SHADOWTAB_<SECTION>_<NAME>`, the whole key upper-cased with `_` for `.` "
+    "(`engine.context_size`: `SHADOWTAB_ENGINE_CONTEXT_SIZE`)."
 )
 OLD_ENV = "Older variable names still read, with a deprecation line (the new one wins): "
 LINTERS = (
@@ -23,7 +23,11 @@ LINTERS = (
 
 
 def reference_markdown() -> str:
-    renamed = ", ".join(f"`{old}` (`{s.env}`)" for old, s in OLD_ENV_SETTINGS.items())
+    renamed = "; ".join(
+        f"{', '.join(f'`{old}`' for old in s.old_env)} (now `{current_env(s)}`)"
+        for s in SETTINGS
+        if s.old_env
+    )
     lines = ["## Configuration", "", INTRO, "", OLD_ENV + renamed + "."]
     sections: dict[str, list[str]] = {}
     for setting in SETTINGS:

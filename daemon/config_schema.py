@@ -4,11 +4,11 @@ SETTINGS joins the rows defined beside what they configure: the engine's
 (inference/engines/settings.py, EngineOptions), the predictor's
 (inference/next_edit/settings.py, NextEditOptions) and the language server's
 (lsp/settings.py, DebounceOptions and LimitsOptions). A setting has one name: its key
-`section.name` is the field `name` of the section's options object, and SHADOWTAB_<NAME>
-its environment variable. The config loader (config.py), validation, the environment
-variables, `daemon status` and the configuration reference (`shadowtab config
---reference`) all derive from it; tests/daemon/test_settings_table.py checks that they
-agree.
+`section.name` is the field `name` of the section's options object, and
+SHADOWTAB_<SECTION>_<NAME> its environment variable. The config loader (config.py),
+validation, the environment variables, `daemon status` and the configuration reference
+(`shadowtab config --reference`) all derive from it; tests/daemon/test_settings_table.py
+checks that they agree.
 
 A raw table (from a TOML file or from environment variables) is checked key by key; every
 error names the key and where it came from, so a typo never silently falls back to a
@@ -42,6 +42,7 @@ __all__ = [
     "ConfigError",
     "EngineKind",
     "EngineProcess",
+    "current_env",
     "env_boolean",
     "env_deprecations",
     "table_from_env",
@@ -68,10 +69,20 @@ BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 SECTIONS: dict[str, dict[str, Check]] = {}
 for _setting in SETTINGS:
     SECTIONS.setdefault(_setting.section, {})[_setting.name] = _setting.check
-# SHADOWTAB_* variable -> the setting it overrides; OLD_ENV_SETTINGS: a variable it was
-# once read from (still read, with a deprecation line, unless the new one is set)
+# SHADOWTAB_* variable -> the setting it overrides; OLD_ENV_SETTINGS: the variables it
+# was once read from (still read, with a deprecation line, unless the new one is set),
+# oldest first, so that the newer of two old names set wins
 ENV_SETTINGS: dict[str, Setting] = {s.env: s for s in SETTINGS if s.env}
-OLD_ENV_SETTINGS: dict[str, Setting] = {s.old_env: s for s in SETTINGS if s.old_env}
+OLD_ENV_SETTINGS: dict[str, Setting] = {old: s for s in SETTINGS for old in s.old_env}
+
+
+def current_env(setting: Setting) -> str | None:
+    """The variable to use instead of one of `setting`'s old ones: its own, or for a
+    deprecated key (which has none) its replacement's."""
+    if setting.env is None and setting.replaced_by is not None:
+        return BY_KEY[setting.replaced_by].env
+    return setting.env
+
 
 # The fields of shadow_workspace.LinterSpec.from_dict, plus `enabled` (false drops a
 # default linter such as "ruff").
@@ -147,10 +158,13 @@ def env_deprecations(environ: Mapping[str, str]) -> tuple[str, ...]:
     for old, setting in OLD_ENV_SETTINGS.items():
         if old not in environ:
             continue
-        if setting.env in environ:
-            found.append(f"{old} is deprecated and ignored: {setting.env} is set")
+        new = current_env(setting)
+        # what is read: the new variable, else the newest old one set
+        read = next(name for name in (new, *reversed(setting.old_env)) if name in environ)
+        if read != old:
+            found.append(f"{old} is deprecated and ignored: {read} is set")
         else:
-            found.append(f"{old} is deprecated: it is read as {setting.env}; rename it")
+            found.append(f"{old} is deprecated: it is read as {new}; rename it")
     return tuple(found)
 
 

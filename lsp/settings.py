@@ -22,7 +22,7 @@ LSP_SETTINGS: tuple[Setting, ...] = (
         "Pause in typing, in ms, before the document is linted again.",
         checks.integer(0),
         in_env=True,
-        old_env="SHADOWTAB_LINT_DEBOUNCE_MS",
+        old_env=("SHADOWTAB_LINT_DEBOUNCE_MS", "SHADOWTAB_LINT_MS"),
         parse_env=int,
     ),
     Setting(
@@ -32,7 +32,7 @@ LSP_SETTINGS: tuple[Setting, ...] = (
         "Pause in typing, in ms, before the model's cache is warmed with the next prompt.",
         checks.integer(0),
         in_env=True,
-        old_env="SHADOWTAB_WARM_DEBOUNCE_MS",
+        old_env=("SHADOWTAB_WARM_DEBOUNCE_MS", "SHADOWTAB_WARM_MS"),
         parse_env=int,
     ),
     Setting(
@@ -42,7 +42,7 @@ LSP_SETTINGS: tuple[Setting, ...] = (
         "Larger documents are refused with a message: no suggestions, no lock.",
         checks.positive_number,
         in_env=True,
-        old_env="SHADOWTAB_MAX_DOCUMENT_MB",
+        old_env=("SHADOWTAB_MAX_DOCUMENT_MB", "SHADOWTAB_DOCUMENT_MB"),
         parse_env=float,
     ),
     Setting(
@@ -53,7 +53,7 @@ LSP_SETTINGS: tuple[Setting, ...] = (
         "of CPU per pause in typing. `daemon status` lists the documents skipped.",
         checks.positive_number,
         in_env=True,
-        old_env="SHADOWTAB_LINT_MAX_MB",
+        old_env=("SHADOWTAB_LINT_MAX_MB", "SHADOWTAB_LINT_MB"),
         parse_env=float,
     ),
     Setting(
@@ -64,6 +64,7 @@ LSP_SETTINGS: tuple[Setting, ...] = (
         "(answered ContentModified).",
         checks.positive_number,
         in_env=True,
+        old_env=("SHADOWTAB_PREDICTION_WAIT_S",),
         parse_env=float,
     ),
 )

@@ -37,7 +37,7 @@ def isolated_dirs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             monkeypatch.delenv(name)
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         monkeypatch.setenv(f"SHADOWTAB_{name}_DIR", str(base / sub))
-    monkeypatch.setenv("SHADOWTAB_KIND", "off")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
     try:
         yield base
     finally:

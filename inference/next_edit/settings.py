@@ -37,6 +37,7 @@ NEXT_EDIT_SETTINGS: tuple[Setting, ...] = (
         "formats: shadowtab, generic, sweep, zeta).",
         checks.one_of(prompt_formats),
         in_env=True,
+        old_env=("SHADOWTAB_ADAPTER_FORMAT",),
     ),
     Setting(
         "next_edit.format",
@@ -71,7 +72,7 @@ NEXT_EDIT_SETTINGS: tuple[Setting, ...] = (
         "use next_edit.token_threshold alone.",
         checks.boolean,
         in_env=True,
-        old_env="SHADOWTAB_GHOST_GATE",
+        old_env=("SHADOWTAB_GHOST_GATE", "SHADOWTAB_GATE"),
         parse_env=checks.env_boolean,
     ),
 )

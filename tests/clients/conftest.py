@@ -31,8 +31,8 @@ def shadowtab_env(tmp_path: Path) -> ShadowtabEnv:
         env[name] = str(directory)
     for name in XDG_VARS:  # Neovim's LSP log and state stay out of the user's home
         env[name] = str(tmp_path / name.lower())
-    env["SHADOWTAB_KIND"] = "off"  # these tests exercise the protocol, not the model
-    env["SHADOWTAB_LINT_MS"] = "50"
+    env["SHADOWTAB_ENGINE_KIND"] = "off"  # these tests exercise the protocol, not the model
+    env["SHADOWTAB_DEBOUNCE_LINT_MS"] = "50"
     return ShadowtabEnv(env=env, shadowtab=_shadowtab_executable())
 
 

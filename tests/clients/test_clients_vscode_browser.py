@@ -217,13 +217,13 @@ def test_vscode_extension_in_code_server(
 ) -> None:
     tools = find_tools()
     env = tool_env(tools, shadowtab_env.env)
-    env.pop("SHADOWTAB_KIND")  # the real server loads the packaged model
+    env.pop("SHADOWTAB_ENGINE_KIND")  # the real server loads the packaged model
     # A first start that converts and merges (not measured: "auto" would defer on a busy
     # machine): seconds of real loading, so that the status bar's progress can be seen.
     # A q8_0 conversion alone (~2 s on an idle AVX-512 machine) can end before VS Code's
     # client has even initialized, and then there is no progress to show.
-    env["SHADOWTAB_WEIGHTS"] = "bf16"
-    env["SHADOWTAB_MERGE_ADAPTER"] = "1"
+    env["SHADOWTAB_ENGINE_WEIGHTS"] = "bf16"
+    env["SHADOWTAB_ENGINE_MERGE_ADAPTER"] = "1"
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg_config_home")  # code-server's config.yaml
     vsix = package_extension(tools, env, tmp_path)
     user_dir, extensions_dir = tmp_path / "code-user", tmp_path / "code-extensions"
@@ -286,7 +286,7 @@ def test_vscode_extension_in_code_server(
                 "missing": {"command": "shadowtab-not-installed", "args": ["lsp"]},
                 "fixed": {
                     "command": "env",
-                    "args": ["SHADOWTAB_KIND=off", sys.executable, *stand_in],
+                    "args": ["SHADOWTAB_ENGINE_KIND=off", sys.executable, *stand_in],
                 },
                 "real": {"command": recorded_command, "args": ["lsp", "--standalone"]},
             },

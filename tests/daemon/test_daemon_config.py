@@ -49,8 +49,8 @@ def test_workspace_overrides_user_and_env_overrides_both(
         'output_format = "lines"\nlanguages = ["sh"]\nextensions = [".sh"]\ntimeout_s = 5\n'
         "[linters.ruff]\nenabled = false\n"
     )
-    monkeypatch.setenv("SHADOWTAB_THREADS", "3")
-    monkeypatch.setenv("SHADOWTAB_KIND", "off")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_THREADS", "3")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
     settings = load_settings(workspace)
     assert settings.engine.context_size == 1024
     assert settings.engine.threads == 3
@@ -66,8 +66,8 @@ def test_workspace_overrides_user_and_env_overrides_both(
     assert settings.sources == (
         str(user / "shadowtab.toml"),
         str(workspace / "shadowtab.toml"),
-        "SHADOWTAB_KIND",
-        "SHADOWTAB_THREADS",
+        "SHADOWTAB_ENGINE_KIND",
+        "SHADOWTAB_ENGINE_THREADS",
     )
 
 
@@ -117,10 +117,18 @@ def test_bad_user_file_is_named(config_dirs: tuple[Path, Path]) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("SHADOWTAB_CONTEXT_SIZE", "lots", "environment variable SHADOWTAB_CONTEXT_SIZE: key "),
-        ("SHADOWTAB_KIND", "torch!", "SHADOWTAB_KIND: key 'engine.kind'"),
+        (
+            "SHADOWTAB_ENGINE_CONTEXT_SIZE",
+            "lots",
+            "environment variable SHADOWTAB_ENGINE_CONTEXT_SIZE: key ",
+        ),
         ("SHADOWTAB_ENGINE_KIND", "torch!", "SHADOWTAB_ENGINE_KIND: key 'engine.kind'"),
-        ("SHADOWTAB_KV_CACHE_MB", "0", "SHADOWTAB_KV_CACHE_MB: key 'engine.kv_cache_mb'"),
+        ("SHADOWTAB_KIND", "torch!", "SHADOWTAB_KIND: key 'engine.kind'"),  # an old name
+        (
+            "SHADOWTAB_ENGINE_KV_CACHE_MB",
+            "0",
+            "SHADOWTAB_ENGINE_KV_CACHE_MB: key 'engine.kv_cache_mb'",
+        ),
         ("SHADOWTAB_MODLE_PATH", "/x", "environment variable SHADOWTAB_MODLE_PATH: unknown"),
     ],
 )
@@ -173,7 +181,7 @@ def test_torch_and_openai_engine_settings(
         '[engine]\nkind = "openai"\nbase_url = "http://127.0.0.1:8000/v1"\n'
         'model = "smollm2"\ntimeout_s = 5\napi_key = "sk-from-file"\n'
     )
-    monkeypatch.setenv("SHADOWTAB_API_KEY", "sk-from-env")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_API_KEY", "sk-from-env")
     settings = load_settings(workspace)
     options = settings.engine_options(Path("/data"))
     assert options.kind == "openai" and options.base_url == "http://127.0.0.1:8000/v1"
@@ -184,7 +192,7 @@ def test_torch_and_openai_engine_settings(
     (workspace / "shadowtab.toml").write_text(
         '[engine]\nkind = "torch"\ndevice = "cuda:0"\nadapter = "/adapters/ne"\n'
     )
-    monkeypatch.delenv("SHADOWTAB_API_KEY")
+    monkeypatch.delenv("SHADOWTAB_ENGINE_API_KEY")
     torch_settings = load_settings(workspace)
     torch_options = torch_settings.engine_options()
     assert torch_options.kind == "torch" and torch_options.device == "cuda:0"
@@ -204,7 +212,7 @@ def test_the_served_adapters_format_reaches_the_engine_options(
     settings = load_settings(workspace)
     assert settings.engine_options().adapter_format == "shadowtab"
     assert settings.describe()["engine"]["adapter_format"] == "shadowtab"
-    monkeypatch.setenv("SHADOWTAB_ADAPTER_FORMAT", "zeta")  # the environment wins
+    monkeypatch.setenv("SHADOWTAB_ENGINE_ADAPTER_FORMAT", "zeta")  # the environment wins
     assert load_settings(workspace).engine_options().adapter_format == "zeta"
 
 
@@ -232,7 +240,7 @@ def test_the_engine_runs_in_a_worker_unless_set_inline(
     assert load_settings(workspace).engine_options().process == "worker"
     (workspace / "shadowtab.toml").write_text('[engine]\nprocess = "inline"\n')
     assert load_settings(workspace).engine_options().process == "inline"
-    monkeypatch.setenv("SHADOWTAB_PROCESS", "worker")  # the environment wins
+    monkeypatch.setenv("SHADOWTAB_ENGINE_PROCESS", "worker")  # the environment wins
     settings = load_settings(workspace)
     assert settings.engine_options().process == "worker"
     assert settings.describe()["engine"]["process"] == "worker"
@@ -245,7 +253,7 @@ def test_the_weight_type_is_measured_unless_pinned(
     assert load_settings(workspace).engine_options().weights == "auto"  # measured per CPU
     (workspace / "shadowtab.toml").write_text('[engine]\nweights = "bf16"\n')
     assert load_settings(workspace).engine_options().weights == "bf16"
-    monkeypatch.setenv("SHADOWTAB_WEIGHTS", "as-is")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_WEIGHTS", "as-is")
     settings = load_settings(workspace)
     assert settings.engine_options().weights == "as-is"
     assert settings.describe()["engine"]["weights"] == "as-is"
@@ -259,12 +267,14 @@ def test_the_kv_type_reaches_the_engine_options(
     assert default.engine_options().kv_type == default.engine.kv_type == EngineOptions.kv_type
     (workspace / "shadowtab.toml").write_text('[engine]\nkv_type = "q8_0"\n')
     assert load_settings(workspace).engine_options().kv_type == "q8_0"
-    monkeypatch.setenv("SHADOWTAB_KV_TYPE", "f16")  # the environment wins
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KV_TYPE", "f16")  # the environment wins
     settings = load_settings(workspace)
     assert settings.engine_options().kv_type == "f16"
     assert settings.describe()["engine"]["kv_type"] == "f16"
-    monkeypatch.setenv("SHADOWTAB_KV_TYPE", "fp8")
-    with pytest.raises(ConfigError, match=r"SHADOWTAB_KV_TYPE.*engine\.kv_type.*'f16', 'q8_0'"):
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KV_TYPE", "fp8")
+    with pytest.raises(
+        ConfigError, match=r"SHADOWTAB_ENGINE_KV_TYPE.*engine\.kv_type.*'f16', 'q8_0'"
+    ):
         load_settings(workspace)
 
 
@@ -277,10 +287,10 @@ def test_merge_adapter_is_on_unless_turned_off(
     settings = load_settings(workspace)
     assert settings.engine_options().merge_adapter is False
     assert settings.describe()["engine"]["merge_adapter"] is False
-    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "1")  # the environment wins
+    monkeypatch.setenv("SHADOWTAB_ENGINE_MERGE_ADAPTER", "1")  # the environment wins
     assert load_settings(workspace).engine_options().merge_adapter is True
-    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "maybe")
-    with pytest.raises(ConfigError, match=r"SHADOWTAB_MERGE_ADAPTER.*true or false"):
+    monkeypatch.setenv("SHADOWTAB_ENGINE_MERGE_ADAPTER", "maybe")
+    with pytest.raises(ConfigError, match=r"SHADOWTAB_ENGINE_MERGE_ADAPTER.*true or false"):
         load_settings(workspace)
 
 
@@ -335,19 +345,36 @@ def test_the_token_threshold_reaches_the_predictor(
 def test_an_old_variable_name_still_works_and_says_so(
     config_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A variable renamed to SHADOWTAB_<KEY> is still read under its old name, with a
-    deprecation line; the new name wins when both are set."""
+    """A variable renamed to SHADOWTAB_<SECTION>_<NAME> is still read under its old names
+    (SHADOWTAB_<NAME>, and the ones before it), with a deprecation line; the new name wins
+    when both are set, and the newer of two old names."""
     workspace = config_dirs[1]
-    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "off")
+    monkeypatch.setenv("SHADOWTAB_KIND", "off")
     monkeypatch.setenv("SHADOWTAB_LINT_DEBOUNCE_MS", "70")
+    monkeypatch.setenv("SHADOWTAB_GATE", "0")
     settings = load_settings(workspace)
     assert settings.engine.kind == "off" and settings.debounce.lint_ms == 70
-    assert "SHADOWTAB_ENGINE_KIND is deprecated: it is read as SHADOWTAB_KIND; rename it" in (
-        settings.deprecations
-    )
-    monkeypatch.setenv("SHADOWTAB_KIND", "torch")
+    assert settings.next_edit.gate is False
+    assert set(settings.deprecations) == {
+        "SHADOWTAB_KIND is deprecated: it is read as SHADOWTAB_ENGINE_KIND; rename it",
+        "SHADOWTAB_LINT_DEBOUNCE_MS is deprecated: it is read as SHADOWTAB_DEBOUNCE_LINT_MS; "
+        "rename it",
+        "SHADOWTAB_GATE is deprecated: it is read as SHADOWTAB_NEXT_EDIT_GATE; rename it",
+    }
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "torch")
+    monkeypatch.setenv("SHADOWTAB_LINT_MS", "80")
     both = load_settings(workspace)
-    assert both.engine.kind == "torch"
-    assert "SHADOWTAB_ENGINE_KIND is deprecated and ignored: SHADOWTAB_KIND is set" in (
+    assert both.engine.kind == "torch" and both.debounce.lint_ms == 80
+    assert "SHADOWTAB_KIND is deprecated and ignored: SHADOWTAB_ENGINE_KIND is set" in (
         both.deprecations
+    )
+    assert "SHADOWTAB_LINT_DEBOUNCE_MS is deprecated and ignored: SHADOWTAB_LINT_MS is set" in (
+        both.deprecations
+    )
+    monkeypatch.setenv("SHADOWTAB_ADAPTER_PATH", "/adapters/old")  # a deprecated key's
+    old_key = load_settings(workspace)
+    assert old_key.engine_options().adapter == "/adapters/old"
+    assert (
+        "SHADOWTAB_ADAPTER_PATH is deprecated: it is read as SHADOWTAB_ENGINE_ADAPTER; "
+        "rename it" in old_key.deprecations
     )

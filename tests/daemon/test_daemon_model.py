@@ -23,9 +23,9 @@ LOAD_TIMEOUT_S = 180
 def test_real_model_loads_in_the_background(
     daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SHADOWTAB_KIND", "llama.cpp")
-    monkeypatch.setenv("SHADOWTAB_WEIGHTS", "q8_0")  # not measured: weights are not tested here
-    monkeypatch.setenv("SHADOWTAB_THREADS", "2")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "llama.cpp")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_WEIGHTS", "q8_0")  # not measured: not tested here
+    monkeypatch.setenv("SHADOWTAB_ENGINE_THREADS", "2")
     status = start_daemon(timeout=30)
     daemon_env.seen_pids.add(status["pid"])
     states: list[str] = []
@@ -68,9 +68,9 @@ def test_openai_engine_status_names_server_and_model_never_the_key(
 ) -> None:
     secret = "sk-daemon-secret-42"
     with models_server(secret) as url:
-        monkeypatch.setenv("SHADOWTAB_KIND", "openai")
-        monkeypatch.setenv("SHADOWTAB_BASE_URL", url)
-        monkeypatch.setenv("SHADOWTAB_API_KEY", secret)
+        monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "openai")
+        monkeypatch.setenv("SHADOWTAB_ENGINE_BASE_URL", url)
+        monkeypatch.setenv("SHADOWTAB_ENGINE_API_KEY", secret)
         status = start_daemon(timeout=30)
         daemon_env.seen_pids.add(status["pid"])
         deadline = time.monotonic() + 30

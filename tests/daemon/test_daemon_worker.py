@@ -38,10 +38,10 @@ def maps(pid: int) -> str:
 def test_the_model_lives_in_the_worker_and_dies_with_the_daemon(
     daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SHADOWTAB_KIND", "llama.cpp")
-    monkeypatch.setenv("SHADOWTAB_WEIGHTS", "q8_0")  # not measured: weights are not tested here
-    monkeypatch.setenv("SHADOWTAB_MERGE_ADAPTER", "0")  # nor merged: the adapter attaches
-    monkeypatch.setenv("SHADOWTAB_THREADS", "1")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_KIND", "llama.cpp")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_WEIGHTS", "q8_0")  # not measured: not tested here
+    monkeypatch.setenv("SHADOWTAB_ENGINE_MERGE_ADAPTER", "0")  # nor merged: the adapter attaches
+    monkeypatch.setenv("SHADOWTAB_ENGINE_THREADS", "1")
     status = start_daemon(timeout=30)
     daemon_env.seen_pids.add(status["pid"])
     worker_pid = ready_engine()["worker"]["pid"]

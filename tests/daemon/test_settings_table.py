@@ -103,15 +103,39 @@ def test_settings_default_to_the_table(empty_config: Path) -> None:
 
 
 def test_one_name_per_setting() -> None:
-    """A key's name is unique across sections, so SHADOWTAB_<NAME> names one setting;
-    no variable is both a setting's and another's old one."""
-    names = [s.name for s in SETTINGS]
-    assert len(names) == len(set(names))
+    """A setting's variable is its whole key, SHADOWTAB_<SECTION>_<NAME>; a deprecated
+    key has none of its own; no variable is both a setting's and an old one, and no old
+    name is two settings'."""
     for setting in SETTINGS:
-        if setting.env is not None:
-            assert setting.env == "SHADOWTAB_" + setting.name.upper()
-        assert setting.old_env is None or setting.env is not None
+        if setting.replaced_by is not None:
+            assert setting.env is None
+        elif setting.env is not None:
+            assert setting.env == "SHADOWTAB_" + setting.key.upper().replace(".", "_")
+        assert not setting.old_env or setting.env or setting.replaced_by
+    old_names = [old for setting in SETTINGS for old in setting.old_env]
+    assert len(old_names) == len(set(old_names)) == len(OLD_ENV_SETTINGS)
     assert not set(OLD_ENV_SETTINGS) & set(ENV_SETTINGS)
+
+
+def test_every_earlier_variable_is_still_read() -> None:
+    """The variables of every setting before its key became its variable's name (the
+    names until 82f6dce, then SHADOWTAB_<NAME> for a few hours) are all still read."""
+    before = {  # variable -> key
+        "SHADOWTAB_ENGINE_KIND": "engine.kind",  # the same name now
+        "SHADOWTAB_ENGINE_PROCESS": "engine.process",  # and now
+        "SHADOWTAB_OPENAI_BASE_URL": "engine.base_url",
+        "SHADOWTAB_OPENAI_MODEL": "engine.model",
+        "SHADOWTAB_OPENAI_API_KEY": "engine.api_key",
+        "SHADOWTAB_LINT_DEBOUNCE_MS": "debounce.lint_ms",
+        "SHADOWTAB_WARM_DEBOUNCE_MS": "debounce.warm_ms",
+        "SHADOWTAB_MAX_DOCUMENT_MB": "limits.document_mb",
+        "SHADOWTAB_LINT_MAX_MB": "limits.lint_mb",
+        "SHADOWTAB_GHOST_GATE": "next_edit.gate",
+    }
+    before |= {"SHADOWTAB_" + s.name.upper(): s.key for s in SETTINGS if s.env or s.old_env}
+    for variable, key in before.items():
+        setting = ENV_SETTINGS.get(variable) or OLD_ENV_SETTINGS[variable]
+        assert setting.key == key, variable
 
 
 def test_the_language_server_defaults_to_the_table(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def test_wrong_key_is_refused_and_never_shown() -> None:
 
 
 def test_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHADOWTAB_API_KEY", "sk-env")
+    monkeypatch.setenv("SHADOWTAB_ENGINE_API_KEY", "sk-env")
     with fake_server(Script(api_key="sk-env")) as url:
         engine_for(url).close()
 

@@ -11,8 +11,8 @@ from lsp_helpers import STANDALONE, LspEnv, change_doc, eventually, inline, open
 async def test_a_failed_model_load_is_shown_once_with_its_reason(lsp_env: LspEnv) -> None:
     junk = lsp_env.base / "not-a-model.gguf"
     junk.write_bytes(b"this is not a GGUF file")
-    lsp_env.env["SHADOWTAB_MODEL_PATH"] = str(junk)
-    lsp_env.env["SHADOWTAB_KIND"] = "llama.cpp"
+    lsp_env.env["SHADOWTAB_ENGINE_MODEL_PATH"] = str(junk)
+    lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
     client = await lsp_env.client(STANDALONE)
     failures = await eventually(
         lambda: [m for m in client.messages if "model failed" in m.message] or None, timeout=20

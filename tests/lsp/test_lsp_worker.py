@@ -46,10 +46,10 @@ def progress_values(client: Any, kind: type) -> list[Any]:
 
 
 async def test_the_session_survives_a_worker_kill(lsp_env: LspEnv) -> None:
-    lsp_env.env["SHADOWTAB_KIND"] = "llama.cpp"
-    lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
-    lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
-    lsp_env.env["SHADOWTAB_THREADS"] = "1"
+    lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
+    lsp_env.env["SHADOWTAB_ENGINE_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
+    lsp_env.env["SHADOWTAB_ENGINE_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
+    lsp_env.env["SHADOWTAB_ENGINE_THREADS"] = "1"
     without_token_cut(lsp_env)
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)
@@ -116,10 +116,10 @@ async def test_a_stopped_worker_is_killed_after_the_deadline_and_the_session_sur
     """Hung native code looks from outside like a stopped process: the daemon keeps
     serving the session meanwhile, kills the worker once it has been silent past the
     deadline, fails the request in flight with a clear error and starts a new worker."""
-    lsp_env.env["SHADOWTAB_KIND"] = "llama.cpp"
-    lsp_env.env["SHADOWTAB_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
-    lsp_env.env["SHADOWTAB_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
-    lsp_env.env["SHADOWTAB_THREADS"] = "1"
+    lsp_env.env["SHADOWTAB_ENGINE_KIND"] = "llama.cpp"
+    lsp_env.env["SHADOWTAB_ENGINE_WEIGHTS"] = "q8_0"  # not measured: weights are not tested here
+    lsp_env.env["SHADOWTAB_ENGINE_MERGE_ADAPTER"] = "0"  # nor merged: the adapter attaches
+    lsp_env.env["SHADOWTAB_ENGINE_THREADS"] = "1"
     without_token_cut(lsp_env)
     client = await lsp_env.client(PUMP)
     await eventually(lambda: engine_status(lsp_env)["state"] == "ready", LOAD_TIMEOUT_S, 0.2)

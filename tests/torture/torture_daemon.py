@@ -115,17 +115,18 @@ class Editor:
 
 def start(base: Path, engine_kind: str, threads: int = 1, **settings: str) -> dict[str, Any]:
     """Start a daemon whose files all live under `base`; `settings` are more SHADOWTAB_
-    variables (lint_ms="50": SHADOWTAB_LINT_MS). Its status record."""
+    variables, by key with `_` for `.` (debounce_lint_ms="50": SHADOWTAB_DEBOUNCE_LINT_MS).
+    Its status record."""
     # A SIGSEGV torture must not leave core files: the daemon and its workers inherit this
     # (the soft limit only: the test process can raise it back afterwards)
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
-    os.environ["SHADOWTAB_KIND"] = engine_kind
-    os.environ["SHADOWTAB_THREADS"] = str(threads)
+    os.environ["SHADOWTAB_ENGINE_KIND"] = engine_kind
+    os.environ["SHADOWTAB_ENGINE_THREADS"] = str(threads)
     # weights = "auto" would measure them in every fresh data dir: not what is tortured
-    os.environ.setdefault("SHADOWTAB_WEIGHTS", "q8_0")
-    os.environ.setdefault("SHADOWTAB_MERGE_ADAPTER", "0")  # nor merged: seconds per data dir
+    os.environ.setdefault("SHADOWTAB_ENGINE_WEIGHTS", "q8_0")
+    os.environ.setdefault("SHADOWTAB_ENGINE_MERGE_ADAPTER", "0")  # nor merged: seconds per data dir
     for key, value in settings.items():
         os.environ[f"SHADOWTAB_{key.upper()}"] = value
     from shadowtab.daemon.client import start_daemon

@@ -189,7 +189,7 @@ def _after_shutdown(reply: dict[str, Any]) -> bool:
 def start_daemon(base: Path) -> dict[str, Any]:
     for name, sub in (("RUNTIME", "run"), ("STATE", "state"), ("CONFIG", "cfg"), ("DATA", "data")):
         os.environ[f"SHADOWTAB_{name}_DIR"] = str(base / sub)
-    os.environ["SHADOWTAB_KIND"] = "off"
+    os.environ["SHADOWTAB_ENGINE_KIND"] = "off"
     subprocess.run([*CLI, "daemon", "start"], check=True, capture_output=True, timeout=60)
     from shadowtab.daemon.client import read_status
 

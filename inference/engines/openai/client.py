@@ -15,11 +15,15 @@ from typing import Any
 import httpx
 
 from ..api import CancelFlag, Cancelled, EngineError, ModelLoadError
+from ..setting_types import env_name
+from ..settings import ENGINE_SETTINGS
 
 logger = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-# SHADOWTAB_OPENAI_API_KEY: engine.api_key's old variable, still read
-API_KEY_ENV = ("SHADOWTAB_API_KEY", "SHADOWTAB_OPENAI_API_KEY", "OPENAI_API_KEY")
+# Where a key given to the engine directly (not through the daemon's settings) is looked
+# up: engine.api_key's variable, then its old names (newest first), then OpenAI's own.
+_API_KEY = next(setting for setting in ENGINE_SETTINGS if setting.key == "engine.api_key")
+API_KEY_ENV = (env_name(_API_KEY.key), *reversed(_API_KEY.old_env), "OPENAI_API_KEY")
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ class ServerClient:
         if status in (401, 403):
             return ServerError(
                 f"{where} refused the API key (HTTP {status}): set engine.api_key or "
-                "SHADOWTAB_API_KEY"
+                f"{API_KEY_ENV[0]}"
             )
         if status == 404:
             return ServerError(
