@@ -147,7 +147,9 @@ def test_create_engine_kinds() -> None:
     with pytest.raises(EngineError, match="unknown engine kind"):
         create_engine(EngineOptions(kind="bogus"))  # type: ignore[arg-type]
     progress: list[float] = []
-    real = create_engine(EngineOptions(context_size=256, kv_cache_mb=4), on_progress=progress.append)
+    real = create_engine(
+        EngineOptions(context_size=256, kv_cache_mb=4), on_progress=progress.append
+    )
     try:
         assert progress[-1] == 1.0
         assert real.cache_info().capacity_tokens == 4 * 1024 * 1024 // 23040
