@@ -29,12 +29,14 @@ import argparse
 import asyncio
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from shadowtab.daemon.config import load_settings
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
+from shadowtab.inference.next_edit.feedback import FeedbackCounts, Outcome
 from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
 from shadowtab.lsp.hub import Hub
 
@@ -66,7 +68,21 @@ def log_warm(path: Path | None, request: PredictionRequest) -> None:
 
 
 @dataclass
-class WordReplacer:
+class CountedFeedback:
+    """What the editor said of the suggestions (accepted, rejected), counted as the
+    product's predictor counts it."""
+
+    counts: FeedbackCounts = field(default_factory=FeedbackCounts, kw_only=True)
+
+    def feedback(self, outcome: Outcome, source: str, format_name: str = "") -> None:
+        self.counts.add(outcome, source, format_name)
+
+    def feedback_counts(self) -> dict[str, Any]:
+        return self.counts.to_dict()
+
+
+@dataclass
+class WordReplacer(CountedFeedback):
     """Always the same suggestion, found in the text as it is now (a FixedPredictor's fixed
     offsets would point into other words once the text before them changed).
     `choices`: a second ghost text when the user asks, and a second next edit."""
@@ -98,7 +114,7 @@ class WordReplacer:
 
 
 @dataclass
-class RenameFollower:
+class RenameFollower(CountedFeedback):
     """Suggests finishing a rename the user started: a stand-in for what the model (or
     repeat-edit propagation) would suggest, deterministic so an editor test can rely on it."""
 

@@ -59,7 +59,7 @@ def test_real_model_loads_in_the_background(
     # propagation's learned gate needs no model: it is on with any engine
     assert engine["propagation_gate"] == "gate on (threshold 0.80)"
     assert "propagation:    gate on (threshold 0.80)" in done.stdout
-    kv_type = Settings().kv_type  # the KV cache's element type (engine.kv_type)
+    kv_type = Settings().engine.kv_type  # the KV cache's element type (engine.kv_type)
     assert engine["kv_type"] == kv_type and f"kv cache:       {kv_type}" in done.stdout
 
 
