@@ -8,7 +8,7 @@ have shadowtab.shadow.applyEdit. The daemon adds them to the hub's control comma
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +27,13 @@ from shadowtab.shadow_workspace.agent_edits import (
 )
 
 if TYPE_CHECKING:
+    from shadowtab.lsp.commands import CommandHandler
+    from shadowtab.lsp.diagnostics import DiagnosticsPublisher
     from shadowtab.lsp.hub import Hub
-    from shadowtab.lsp.services import (
-        ChangeListener,
-        CommandHandler,
-        LintMemo,
-        Lints,
-        Peers,
-        WorkspaceLookup,
-    )
+    from shadowtab.lsp.peer import Peer
+    from shadowtab.lsp.prediction_check import LintCache
+    from shadowtab.lsp.predictions import PredictionService
+    from shadowtab.lsp.workspace_registry import WorkspaceRegistry
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 COMMIT_REQUEST = (
@@ -50,15 +48,16 @@ LockView = tuple[str, frozenset[str]]
 
 def add_agent_commands(hub: Hub) -> None:
     """Make the agents' verbs control commands of `hub` (never editor commands)."""
+    services = hub.services
     agent = AgentCommands(
-        hub.commands.workspace,
-        hub.workspaces,
-        hub,
-        hub.workspaces.diagnostics,
-        hub.predictions,
-        hub.lint_cache,
+        services.commands.workspace,
+        services.workspaces,
+        services.peers,
+        services.lints,
+        services.predictions,
+        services.lint_cache,
     )
-    hub.commands.add_control_commands(agent.handlers())
+    services.commands.add_control_commands(agent.handlers())
 
 
 def _lock_view(workspace: ShadowWorkspace) -> LockView:
@@ -70,11 +69,11 @@ class AgentCommands:
     def __init__(
         self,
         workspace_of: Callable[[dict[str, Any]], ShadowWorkspace],
-        workspaces: WorkspaceLookup,
-        peers: Peers,
-        lints: Lints,
-        predictions: ChangeListener,
-        lint_cache: LintMemo,
+        workspaces: WorkspaceRegistry,
+        peers: Collection[Peer],
+        lints: DiagnosticsPublisher,
+        predictions: PredictionService,
+        lint_cache: LintCache,
     ) -> None:
         self._workspace_of = workspace_of  # the workspace a command's arguments name
         self._workspaces = workspaces
@@ -152,7 +151,7 @@ class AgentCommands:
             count=len(status["pending"]), root=workspace.root, note=f" {note[:500]}" if note else ""
         )
         params = types.ShowMessageParams(type=types.MessageType.Info, message=message)
-        sessions = self._peers.peers()
+        sessions = list(self._peers)
         for session in sessions:
             session.notify(types.WINDOW_SHOW_MESSAGE, params)
         return {**status, "notified": len(sessions), "message": message}

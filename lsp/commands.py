@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,17 +14,19 @@ from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import CommandHandler, WorkspaceLookup
+    from shadowtab.lsp.workspace_registry import WorkspaceRegistry
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
 
 COMMAND_PREFIX = "shadowtab."
 OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open a root
+# A lock or shadow command: its arguments in, its reply out (the control socket's shape).
+CommandHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class CommandRunner:
-    def __init__(self, workspaces: WorkspaceLookup) -> None:
+    def __init__(self, workspaces: WorkspaceRegistry) -> None:
         self._workspaces = workspaces
         self._handlers: dict[str, CommandHandler] = {
             "lock.status": self.lock_status,

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -19,7 +20,8 @@ from shadowtab.lsp.convert import to_lsp_diagnostic
 from shadowtab.lsp.debounce import Debouncer
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import Peers, Predictions, WorkspaceLookup
+    from shadowtab.lsp.peer import Peer
+    from shadowtab.lsp.predictions import PredictionService
     from shadowtab.shadow_workspace import Diagnostic, ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -37,12 +39,16 @@ def _to_lsp(diagnostics: list[Diagnostic]) -> list[types.Diagnostic]:
 class DiagnosticsPublisher:
     def __init__(
         self,
-        workspaces: WorkspaceLookup,
-        peers: Peers,
-        predictions: Predictions,
+        workspace_for: Callable[[str], ShadowWorkspace],
+        sessions_with: Callable[[str], list[Peer]],
+        peers: Collection[Peer],
+        predictions: PredictionService,
         debounce_s: float,
     ) -> None:
-        self._workspaces = workspaces
+        # The workspace registry's lookups (the registry owns this publisher: handed its
+        # two methods, not itself, so neither module names the other's class).
+        self._workspace_for = workspace_for  # the workspace holding a uri
+        self._sessions_with = sessions_with  # the sessions whose editors show a uri
         self._peers = peers
         self._predictions = predictions
         self._debouncer = Debouncer(debounce_s, self._start)
@@ -64,11 +70,11 @@ class DiagnosticsPublisher:
 
     async def _lint_and_publish(self, uri: str) -> None:
         try:
-            workspace = self._workspaces.for_uri(uri)
+            workspace = self._workspace_for(uri)
             document = workspace.document(uri)
             if document is None:
                 return
-            shown = bool(self._workspaces.sessions_with(uri))
+            shown = bool(self._sessions_with(uri))
             if not shown and not (workspace.lock.holder == "model" and document.pending):
                 return  # no editor shows it and no pending model edit makes it matter
             await self._predictions.quiet(LINT_YIELD_MAX_S)
@@ -97,10 +103,10 @@ class DiagnosticsPublisher:
         return {"runs": len(times), "max_ms": round(max(times), 1)}
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
-        sessions = self._workspaces.sessions_with(uri)
+        sessions = self._sessions_with(uri)
         if not sessions:
             # Not shown by any editor: only a pending model edit makes it worth showing.
-            sessions = self._peers.peers()
+            sessions = list(self._peers)
             self._pending_published.add(uri)
         for session in sessions:
             session_version = session.sync.version_of(uri)
@@ -119,13 +125,13 @@ class DiagnosticsPublisher:
         for uri in pending:
             self.schedule(uri, delay_s=0)
         for uri in list(self._pending_published):
-            if uri not in pending and not self._workspaces.sessions_with(uri):
+            if uri not in pending and not self._sessions_with(uri):
                 self._pending_published.discard(uri)
                 self.publish_to_all(uri, [])
 
     def publish_to_all(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
         params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-        for session in self._peers.peers():
+        for session in list(self._peers):
             session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def cancel(self, uri: str) -> None:

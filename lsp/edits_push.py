@@ -17,7 +17,7 @@ from shadowtab.lsp.convert import to_lsp_range
 from shadowtab.shadow_workspace import TextChange, minimal_change
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import Peer
+    from shadowtab.lsp.peer import Peer
 
 logger = logging.getLogger(__name__)
 

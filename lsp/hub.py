@@ -1,7 +1,9 @@
-"""The hub: what all LSP sessions of one daemon share (shadow workspaces, the engine, the
-predictor, the save locks), plus the control commands the daemon exposes over its socket.
-It builds the shared services and hands each session the few it uses (SessionServices);
-no session or service holds the hub.
+"""The hub: the LSP sessions of one daemon (or of `lsp --standalone`) around the services
+they share. It builds those services once (services.build_services, the composition root:
+engine host, predictions, workspace registry with its diagnostics, lint cache, commands),
+hands each new session the same SessionServices, serves each connection as a session
+until it ends, and answers the daemon's control commands, status and stats. No session or
+service holds the hub: the services see the sessions as the live set of Peers.
 """
 
 from __future__ import annotations
@@ -10,24 +12,17 @@ import asyncio
 import logging
 import statistics
 import sys
-from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
-from shadowtab.lsp.commands import CommandRunner
-from shadowtab.lsp.engine_host import EngineHost
 from shadowtab.lsp.handlers import register_features
 from shadowtab.lsp.log_levels import demote_pygls_logging
 from shadowtab.lsp.options import HubOptions
-from shadowtab.lsp.prediction_check import LintCache
-from shadowtab.lsp.predictions import PredictionService
-from shadowtab.lsp.services import Peer, SessionServices
+from shadowtab.lsp.services import build_services
 from shadowtab.lsp.session import Session
 from shadowtab.lsp.transport import StreamWriterAdapter, open_stdio
-from shadowtab.lsp.workspace_registry import WorkspaceRegistry
 
 if TYPE_CHECKING:
     from shadowtab.inference.next_edit.predictor import Predictor
-    from shadowtab.shadow_workspace import ShadowDocument
 
 __all__ = ["Hub", "HubOptions"]
 
@@ -35,46 +30,20 @@ logger = logging.getLogger(__name__)
 
 
 class Hub:
-    """Shared state of every session; one per daemon (or per `lsp --standalone`)."""
+    """The sessions of one daemon (or of `lsp --standalone`) and the services they share."""
 
     def __init__(self, options: HubOptions) -> None:
         self.options = options
         demote_pygls_logging()
-        self.engine_host = EngineHost(
-            options.engine, options.next_edit, options.predictor, options.worker_policy
-        )
         self.sessions: set[Session] = set()
-        self.predictions = PredictionService(
-            self.engine_host,
-            options.debounce.warm_ms / 1000,
-            options.limits.prediction_wait_s,
-        )
-        self.workspaces = WorkspaceRegistry(self, self.predictions, options)
-        self.lint_cache = LintCache()  # the unchanged text's lint, between two keystrokes
-        self.commands = CommandRunner(self.workspaces)
-        self.client_events: Counter[str] = Counter()  # didShowInlineEdit, accepted edits...
-        # server time of each keystroke (shadow edit + forwarding it; echoes not counted)
-        self.text_sync_ms: deque[float] = deque(maxlen=4096)
-        self._services = SessionServices(
-            workspaces=self.workspaces,
-            peers=self,
-            lints=self.workspaces.diagnostics,
-            predictions=self.predictions,
-            lint_cache=self.lint_cache,
-            engine=self.engine_host,
-            commands=self.commands,
-            client_events=self.client_events,
-            text_sync_ms=self.text_sync_ms,
-        )
+        self.services = build_services(options, self.sessions)
+        # The services the hub itself drives, by name (the daemon and tests use them too).
+        self.engine_host = self.services.engine
+        self.predictions = self.services.predictions
+        self.workspaces = self.services.workspaces
+        self.commands = self.services.commands
         self._next_session_id = 1
         self._closed = False
-
-    # -- Peers (services.py): the sessions, as the shared services reach them ---------
-    def peers(self) -> list[Peer]:
-        return list(self.sessions)
-
-    def peers_showing(self, document: ShadowDocument) -> list[Peer]:
-        return [s for s in self.sessions if s.id in document.editors]
 
     @property
     def predictor(self) -> Predictor | None:
@@ -89,7 +58,7 @@ class Hub:
             session.on_engine_progress()
 
     def _new_session(self) -> Session:
-        session = Session(self._next_session_id, self._services)
+        session = Session(self._next_session_id, self.services)
         register_features(session)
         self._next_session_id += 1
         self.sessions.add(session)
@@ -146,14 +115,14 @@ class Hub:
             "sessions": len(self.sessions),
             "engine": self.engine_host.stats(),
             "workspaces": self.workspaces.describe(),
-            "client_events": dict(self.client_events),
+            "client_events": dict(self.services.client_events),
             "text_sync": self._text_sync_stats(),
             "lint": self.workspaces.diagnostics.stats(),
             "predictions_expired": self.predictions.expired,
         }
 
     def _text_sync_stats(self) -> dict[str, Any]:
-        times = list(self.text_sync_ms)
+        times = list(self.services.text_sync_ms)
         if not times:
             return {"changes": 0}
         return {"changes": len(times), "p50_ms": round(statistics.median(times), 3)}

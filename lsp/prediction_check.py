@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
@@ -28,9 +28,6 @@ from shadowtab.shadow_workspace import (
     lint_text,
     position_in,
 )
-
-if TYPE_CHECKING:
-    from shadowtab.lsp.services import LintMemo
 
 T = TypeVar("T")
 ERROR = 1
@@ -116,7 +113,7 @@ def check_with(lint: LintText, lint_before: LintText | None = None) -> Check:
 
 
 def workspace_check(
-    workspace: ShadowWorkspace, path: str, language_id: str, cache: LintMemo
+    workspace: ShadowWorkspace, path: str, language_id: str, cache: LintCache
 ) -> Check:
     """Editors: lint with the workspace's linters; the unchanged text through `cache`."""
     lint: LintText = functools.partial(workspace.lint_text, path, language_id=language_id)

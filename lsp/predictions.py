@@ -26,7 +26,8 @@ from shadowtab.lsp.warming import WarmRunner
 from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import Peer, PredictorSource
+    from shadowtab.lsp.engine_host import EngineHost
+    from shadowtab.lsp.peer import Peer
 
 T = TypeVar("T")
 RECENT_EDITS = 16
@@ -55,7 +56,7 @@ class CursorHint:
 class PredictionService:
     def __init__(
         self,
-        engine: PredictorSource,
+        engine: EngineHost,
         warm_debounce_s: float,
         max_wait_s: float = 10.0,
     ) -> None:

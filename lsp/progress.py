@@ -12,7 +12,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
-    from shadowtab.lsp.services import EngineState
+    from shadowtab.lsp.engine_host import EngineHost
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ class EngineProgressReporter:
     """Begins a progress when the session is initialized and the engine still loads,
     reports percentages, ends it when the engine is ready or failed."""
 
-    def __init__(self, session_id: int, server: LanguageServer, engine: EngineState) -> None:
+    def __init__(self, session_id: int, server: LanguageServer, engine: EngineHost) -> None:
         self.session_id = session_id
         self.server = server
         self.engine = engine

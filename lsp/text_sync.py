@@ -14,16 +14,20 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from shadowtab.lsp.convert import to_text_change
 from shadowtab.lsp.edits_push import push_changes, push_text
+from shadowtab.lsp.peer import peers_showing
 from shadowtab.shadow_workspace import DocumentTooLarge, EditEvent, ShadowDocument, TextChange
 
 if TYPE_CHECKING:
-    from shadowtab.lsp.services import ChangeListener, Lints, Peer, Peers, WorkspaceLookup
+    from shadowtab.lsp.diagnostics import DiagnosticsPublisher
+    from shadowtab.lsp.peer import Peer
+    from shadowtab.lsp.predictions import PredictionService
+    from shadowtab.lsp.workspace_registry import WorkspaceRegistry
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
@@ -40,10 +44,10 @@ class TextSync:
     def __init__(
         self,
         peer: Peer,
-        workspaces: WorkspaceLookup,
-        peers: Peers,
-        lints: Lints,
-        predictions: ChangeListener,
+        workspaces: WorkspaceRegistry,
+        peers: Collection[Peer],
+        lints: DiagnosticsPublisher,
+        predictions: PredictionService,
         text_sync_ms: deque[float],
     ) -> None:
         self.peer = peer
@@ -141,7 +145,7 @@ class TextSync:
     def _forward(self, uri: str, document: ShadowDocument, events: Sequence[EditEvent]) -> None:
         """Other editors showing `uri` get this keystroke too: one shadow, one text."""
         changes = [TextChange(event.range, event.new_text) for event in events]
-        for other in self._peers.peers_showing(document):
+        for other in peers_showing(self._peers, document):
             if other.id != self.peer.id:
                 push_changes(other, uri, changes)
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from shadowtab.lsp.diagnostics import DiagnosticsPublisher
+from shadowtab.lsp.peer import peers_showing
 
 if TYPE_CHECKING:
     from shadowtab.lsp.options import HubOptions
-    from shadowtab.lsp.services import Peer, Peers, Predictions
+    from shadowtab.lsp.peer import Peer
+    from shadowtab.lsp.predictions import PredictionService
     from shadowtab.shadow_workspace import DiskEvent, ShadowWorkspace, Workspaces
 
 logger = logging.getLogger(__name__)
@@ -27,13 +30,15 @@ DISK_CONFLICT = (
 
 
 class WorkspaceRegistry:
-    def __init__(self, peers: Peers, predictions: Predictions, options: HubOptions) -> None:
+    def __init__(
+        self, peers: Collection[Peer], predictions: PredictionService, options: HubOptions
+    ) -> None:
         self._peers = peers
         self.options = options
         self._workspaces: Workspaces | None = None
         self._watched: set[int] = set()
         self.diagnostics = DiagnosticsPublisher(
-            self, peers, predictions, options.debounce.lint_ms / 1000
+            self.for_uri, self.sessions_with, peers, predictions, options.debounce.lint_ms / 1000
         )
 
     @property
@@ -101,7 +106,7 @@ class WorkspaceRegistry:
         if event.kind == "conflict":
             message = DISK_CONFLICT.format(uri=event.uri, detail=event.detail)
             params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-            for session in self.sessions_with(event.uri) or self._peers.peers():
+            for session in self.sessions_with(event.uri) or list(self._peers):
                 session.notify(types.WINDOW_SHOW_MESSAGE, params)
         elif event.kind in ("followed", "rebased", "changed"):
             self.diagnostics.schedule(event.uri)
@@ -110,12 +115,12 @@ class WorkspaceRegistry:
         """Tell every session the lock's state (holder, pending files), e.g. after an
         agent's write added pending files under the same holder."""
         params = workspace.lock_status()
-        for session in self._peers.peers():
+        for session in list(self._peers):
             session.notify(LOCK_CHANGED, params)
 
     def _broadcast_lock(self, workspace: ShadowWorkspace) -> None:
         params = workspace.lock_status()
-        for session in self._peers.peers():
+        for session in list(self._peers):
             session.notify(LOCK_CHANGED, params)
         self.diagnostics.refresh_pending(workspace)
 
@@ -127,7 +132,7 @@ class WorkspaceRegistry:
             return []
         if document is None or not document.editors:
             return []
-        return self._peers.peers_showing(document)
+        return peers_showing(self._peers, document)
 
     def all(self) -> list[ShadowWorkspace]:
         return [] if self._workspaces is None else list(self._workspaces.all())
