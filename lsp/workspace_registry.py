@@ -138,8 +138,16 @@ class WorkspaceRegistry:
         return [] if self._workspaces is None else list(self._workspaces.all())
 
     def describe(self) -> list[dict[str, Any]]:
-        """Each workspace's lock status, and the documents too big to lint."""
-        return [{**ws.lock_status(), "lint_skipped": dict(ws.lint_skipped)} for ws in self.all()]
+        """Each workspace's lock status, the documents too big to lint, and its project
+        index (what is indexed, what was skipped and why)."""
+        return [
+            {
+                **ws.lock_status(),
+                "lint_skipped": dict(ws.lint_skipped),
+                "project_index": ws.index.describe(),
+            }
+            for ws in self.all()
+        ]
 
     async def close(self) -> None:
         self.diagnostics.close()

@@ -24,6 +24,7 @@ class DiskFollower:
         self.store = store
         self._mutex = mutex  # the workspace's: a change is followed as one step
         self._listeners: list[DiskListener] = []
+        self._path_listeners: list[Callable[[Path], None]] = []
         self._watcher: DiskWatcher | None = None
 
     def start(self) -> None:
@@ -48,8 +49,18 @@ class DiskFollower:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def add_path_listener(self, listener: Callable[[Path], None]) -> None:
+        """Hear of every path the watcher reports, held in the shadow or not (the
+        project index); called in the watcher's thread, so it must only enqueue."""
+        self._path_listeners.append(listener)
+
     def on_disk_change(self, path: Path) -> None:
         """A file under the root changed on disk (called by the watcher)."""
+        for listener in self._path_listeners:
+            try:
+                listener(path)
+            except Exception:
+                log.exception("disk path listener failed")
         with self._mutex:
             key = path_to_uri(path.absolute())
             documents = self.store.documents

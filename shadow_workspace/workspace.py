@@ -38,6 +38,7 @@ from .model import (
 )
 from .model_edit import ModelEditResult, to_eol
 from .pending_diff import unified_diff
+from .project_index import ProjectIndex
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .size_limits import check_growth, check_text_size
 from .store import Conflict, DocumentStore
@@ -54,6 +55,7 @@ class ShadowWorkspace:
         *,
         holder: Holder = "user",
         watch: bool = True,
+        index_project: bool = True,
         history_window_s: float = COALESCE_WINDOW_S,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
         lint_max_mb: float = DEFAULT_LINT_MAX_MB,
@@ -75,6 +77,13 @@ class ShadowWorkspace:
         if journal is not None:
             journal_replay.restore_from_journal(self.store)
             self.lock.add_listener(self._journal_lock)
+        # the root's files, indexed in a thread of their own; buffers reach it from _apply
+        self.index = ProjectIndex(self.root)
+        self.disk.add_path_listener(self.index.on_disk_change)
+        for doc in self.store.documents.values():  # restored with their pending edits
+            self.index.update(doc.path, doc.snapshot())
+        if index_project:
+            self.index.start()
         if watch:
             self.disk.start()
 
@@ -138,6 +147,8 @@ class ShadowWorkspace:
             doc.editors[editor] = version
             self._hold(key, doc)
             self.store.journal_state(doc)
+            if text != on_disk.text:  # the buffer's text wins over the disk's
+                self.index.update(path, doc.snapshot())
             return doc
 
     def change_document(
@@ -177,6 +188,7 @@ class ShadowWorkspace:
             doc.editors.pop(editor, None)
             if not doc.open and not (doc.model_edits and doc.pending):
                 self.store.forget(doc)
+                self.index.forget_buffer(doc.path)
                 self.lint_skipped.pop(uri, None)
 
     def load_document(self, uri: str) -> ShadowDocument:
@@ -346,6 +358,9 @@ class ShadowWorkspace:
         events = doc.apply(changes, version, author)
         for event in events:
             self.history.record(event)
+        # an enqueue (joined in the index's thread); a text over its bound: it reads the disk
+        small = doc.length <= self.index.limits.max_file_bytes
+        self.index.update(doc.path, doc.snapshot() if small else None)
         self.store.journal_edit(doc, changes, author)
         return events
 
@@ -381,6 +396,7 @@ class ShadowWorkspace:
     def close(self) -> None:
         """Stop the watcher, flush the journal."""
         self.disk.stop()
+        self.index.close()
         if self.store.journal is not None:
             self.store.journal.close()
             self.store.journal = None

@@ -185,6 +185,23 @@ def _kv_line(engine: dict[str, Any]) -> str:
     return line
 
 
+def _index_line(workspace: dict[str, Any]) -> str:
+    """One workspace's project index: its state, what it holds, what it skipped and why."""
+    index = workspace["project_index"]
+    line = (
+        f"{workspace.get('root', '')}: {index['state']}, {index['files']} files, "
+        f"{index['windows']} windows, {index['definitions']} definitions"
+    )
+    if index.get("build_s") is not None:
+        line += f", built in {index['build_s']} s"
+    if index.get("skipped"):
+        line += "; skipped: " + ", ".join(f"{k} {n}" for k, n in index["skipped"].items())
+    for note in (index.get("stopped"), index.get("note")):
+        if note:
+            line += f"; {note}"
+    return line
+
+
 def _engine_line(engine: dict[str, Any]) -> str:
     line = f"{engine.get('kind', '?')} on {engine.get('device') or '-'}"
     return line + (f", adapter {engine['adapter']}" if engine.get("adapter") else "")
@@ -246,4 +263,6 @@ def _print_status(reply: dict[str, Any]) -> None:
     for workspace in reply.get("hub", {}).get("workspaces") or []:
         for uri, reason in (workspace.get("lint_skipped") or {}).items():
             lines.append(f"lint skipped:   {uri}: {reason}")
+        if workspace.get("project_index"):
+            lines.append(f"project index:  {_index_line(workspace)}")
     print("\n".join(lines))

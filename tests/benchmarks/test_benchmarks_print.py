@@ -22,6 +22,7 @@ REDUCED_RUNS = {
         "two_editors",
     ),
     "lsp_latency.py": (["--iterations", "30"], "pump_over_standalone_p50"),
+    "project_index.py": (["--files", "200", "--queries", "10"], "query_p50_ms"),
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),
     "kv_reuse.py": (["--quick"], None),
