@@ -35,6 +35,7 @@ REDUCED_RUNS = {
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),
     "ghost_confidence.py": (["--cases", "3", "--typing-cases", "1"], "chosen_threshold"),
+    "ghost_losses.py": (["--cases", "2"], "lost_at"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
     # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py
@@ -47,6 +48,7 @@ NEEDS_CORPUS = {
     "ghost_rejoin.py",
     "ghost_partial_rewrite.py",
     "ghost_confidence.py",
+    "ghost_losses.py",
 }
 # Scripts that print one line per part measured, and how many.
 # next_edit_eval: typing x (ghost text, next edit) + next hunk x 3 + line (ghost text);

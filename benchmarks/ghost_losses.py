@@ -1,0 +1,350 @@
+"""Where ghost text loses what the model knows: line completion, stage by stage.
+
+    python -m benchmarks.ghost_losses [--split heldout] [--cases 40] [--weights auto|q8_0]
+        [--corpus DIR] [--threads N] [--data-dir DIR] [--no-lsp]
+
+On the split's line-completion cases (training/eval_cases.py `line`), with the daemon's
+defaults (the packaged model, its adapter merged, `engine.weights`, the `[next_edit]`
+table's defaults: the learned gate on, ruff and the syntax check as the lint gate), each
+case's ghost text is followed through the stages that can drop or shorten it:
+
+1. `raw`: the engine's greedy continuation of ghost text's prompt, uncut, to the end of
+   the line (the completion source's request with no threshold, healing on);
+   `oracle`: its longest prefix, at a token boundary, that is right.
+2. `cut`: what the completion source shows by default: the learned gate's cut where the
+   gate was fitted for the loaded model, else the token threshold's (`gate_state` says
+   which); `token_threshold_cut` is the threshold's cut of the same continuation, beside.
+3. `no_healing`: the same request without token healing (the prompt not backed up to the
+   word's start), to isolate what healing gives.
+4. `predictor`: the predictor's ghost text in-process (typed-through, the repetition
+   source, then the continuation), and `lint`: what survives the lint gate
+   (lsp/prediction_check.py, each candidate linted on a copy of the text).
+5. `lsp`: next_edit_eval's line mode through the Hub over real LSP, with its pauses; what
+   it loses against `lint` is timing (expired, cancelled) or a different answer.
+
+Scored as the evaluation's line mode (training/edit_scoring.judge_line): right when a
+non-empty prefix of the rest of the line; chars_saved_share is the share of the lines'
+remaining characters the right ones write. `lost_at` follows the cases whose raw
+continuation is right (and, beside, those whose oracle cut is not empty) to the first
+stage where they are no longer shown right. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shadowtab.inference import Completion, Engine, EngineOptions, create_engine
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.formats.base import unescape
+from shadowtab.inference.next_edit.ghost_text.completion_source import (
+    MAX_TOKENS,
+    CompletionSource,
+    ghost_candidate,
+)
+from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line
+from shadowtab.inference.next_edit.predictor import (
+    EnginePredictor,
+    PredictionRequest,
+    engine_predictor,
+    query_of,
+)
+from shadowtab.inference.next_edit.settings import NextEditOptions
+from shadowtab.inference.next_edit.token_confidence import trace_of
+from shadowtab.lsp.prediction_check import Check, linters_check
+from shadowtab.shadow_workspace import DEFAULT_LINTERS
+
+from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
+from benchmarks.common.in_process import request_of
+from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
+from training.edit_scoring import judge_line
+from training.eval_cases import Case, cases, line_rest
+
+# The stages in the order a suggestion crosses them (the module docstring says each).
+STAGES = ("raw", "oracle", "cut", "predictor", "lint", "lsp")
+BESIDE = ("token_threshold_cut", "no_healing", "no_healing_oracle")
+# next_edit_eval's defaults: the editor's pauses around the keystrokes
+PAUSES = Pauses(after_open_s=2.0, before_ask_s=0.3, keystroke_s=0.02)
+
+
+@dataclass
+class Trace:
+    """One case's ghost text at each stage (None: nothing shown there)."""
+
+    case: Case
+    shown: dict[str, str | None] = field(default_factory=dict)
+    lsp_error: str | None = None
+    lsp_seconds: float | None = None
+    predictor_source: str | None = None
+
+    def right(self, stage: str) -> bool:
+        text = self.shown.get(stage)
+        return text is not None and right(self.case, text)
+
+
+def right(case: Case, text: str) -> bool:
+    return judge_line(line_rest(case), case.cursor, case.cursor, case.cursor, text).correct
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--split", choices=SPLITS, default="heldout")
+    parser.add_argument("--cases", type=int, default=40, help="line cases")
+    parser.add_argument(
+        "--weights", default="auto", help="engine.weights (the daemon's default: auto; q8_0)"
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
+    parser.add_argument("--no-lsp", action="store_true", help="skip stage 5 (the real LSP path)")
+    return parser.parse_args(argv)
+
+
+def engine_options(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    """EngineOptions fields the daemon would use, but for the threads and the weights."""
+    return {
+        "threads": args.threads,
+        "weights": args.weights,
+        "merge_adapter": True,
+        "data_dir": data_dir,
+    }
+
+
+def oracle_cut(case: Case, completion: Completion) -> str | None:
+    """The longest prefix of the continuation, at a token boundary, that is right."""
+    if not completion.texts:
+        return None
+    generated = completion.texts[0]
+    trace = trace_of(completion, 0)
+    ends = trace.offsets if trace is not None else (len(generated),)
+    best = None
+    for end in ends:
+        text = unescape(generated[:end])
+        if text.strip() and right(case, text):
+            best = text
+    return best
+
+
+def shown_text(completion: Completion, case: Case, threshold: float) -> str | None:
+    """What ghost_candidate makes of the continuation cut at `threshold` (0: uncut)."""
+    if not completion.texts:
+        return None
+    rest = rest_of_line(case.current, case.cursor)
+    found = ghost_candidate(completion, 0, rest, case.cursor, threshold)
+    return found.edit.new_text if found is not None else None
+
+
+def in_process(
+    engine: Engine,
+    predictor: EnginePredictor,
+    source: CompletionSource,
+    case: Case,
+    scratch: Path,
+) -> Trace:
+    """Stages 1 to 4 of one case."""
+    request: PredictionRequest = request_of(case)
+    query = query_of(request)
+    trace = Trace(case)
+    raw = source.complete(engine, query, None, 0.0, n=1)
+    trace.shown["raw"] = shown_text(raw, case, 0.0)
+    trace.shown["oracle"] = oracle_cut(case, raw)
+    trace.shown["token_threshold_cut"] = shown_text(raw, case, source.token_threshold)
+    cut = source.candidates(query)
+    trace.shown["cut"] = cut[0].edit.new_text if cut else None
+    unhealed = engine.complete(
+        source.prompt(query), MAX_TOKENS, stop=["\n"], n=1, min_token_p=0.0, heal=False
+    )
+    trace.shown["no_healing"] = shown_text(unhealed, case, 0.0)
+    trace.shown["no_healing_oracle"] = oracle_cut(case, unhealed)
+    found = predictor.inline(request)
+    trace.shown["predictor"] = found[0].edit.new_text if found else None
+    trace.predictor_source = found[0].source if found else None
+    # the lint gate as `shadowtab predict` runs it (the daemon's linters, no workspace)
+    check = linters_check(DEFAULT_LINTERS, Path(request.path), "python", scratch)
+    verdicts = asyncio.run(lint_verdicts(check, request.text, found)) if found else []
+    clean = [c for c, ok in zip(found, verdicts, strict=True) if ok]
+    trace.shown["lint"] = clean[0].edit.new_text if clean else None
+    return trace
+
+
+async def lint_verdicts(check: Check, text: str, found: Sequence[Candidate]) -> list[bool]:
+    return await check(text, found)
+
+
+async def over_lsp(
+    args: argparse.Namespace, traces: Sequence[Trace], scratch: Path, data_dir: Path
+) -> dict[str, Any]:
+    """Stage 5: each case through the Hub as next_edit_eval's line mode runs it."""
+    options = engine_options(args, data_dir)
+    options.pop("data_dir")
+    variant = variants(None, None, None, args.threads, engine=options)[0]
+    hub, client, described = await start_hub(variant, scratch, data_dir)
+    runner = CaseRunner(hub, client, scratch / "root", PAUSES)
+    try:
+        for trace in traces:
+            observed = (await runner.run(trace.case))["ghost_text"]
+            first = observed.suggestions[0].edit[2] if observed.suggestions else None
+            trace.shown["lsp"] = first
+            trace.lsp_error = observed.error
+            trace.lsp_seconds = observed.seconds
+    finally:
+        await runner.close()
+        await hub.close()
+    return described
+
+
+def stage_line(traces: Sequence[Trace], stage: str) -> dict[str, Any]:
+    remaining = sum(len(line_rest(t.case)) for t in traces)
+    shown = [t for t in traces if t.shown.get(stage)]
+    correct = [t for t in shown if t.right(stage)]
+    saved = sum(len(t.shown[stage] or "") for t in correct)
+    return {
+        "cases": len(traces),
+        "shown": len(shown),
+        "right": len(correct),
+        "precision": round(len(correct) / len(shown), 3) if shown else None,
+        "chars_saved_share": round(saved / remaining, 3) if remaining else None,
+    }
+
+
+def lost_at(traces: Sequence[Trace], base: str, stages: Sequence[str]) -> dict[str, Any]:
+    """Of the cases right at `base`, where each first stops being shown right (a stage's
+    name), or `kept`; the characters of `base` each stage loses (dropped or shortened)."""
+    followed = [t for t in traces if t.right(base)]
+    where: Counter[str] = Counter()
+    chars_lost: Counter[str] = Counter()
+    for trace in followed:
+        before = len(trace.shown[base] or "")
+        for stage in stages:
+            if stage not in trace.shown:
+                continue
+            now = len(trace.shown[stage] or "") if trace.right(stage) else 0
+            chars_lost[stage] += max(before - now, 0)
+            if now == 0:
+                where[stage] += 1
+                break
+            before = now
+        else:
+            where["kept"] += 1
+    return {
+        "right_at_" + base: len(followed),
+        "base_chars": sum(len(t.shown[base] or "") for t in followed),
+        "dropped_at": dict(where),
+        "chars_lost_at": dict(chars_lost),
+    }
+
+
+def cut_detail(traces: Sequence[Trace]) -> dict[str, int]:
+    """The default cut against the raw continuation, where the raw one is right."""
+    detail = {"shown_whole": 0, "shortened": 0, "chars_lost": 0, "cut_to_nothing": 0}
+    for trace in traces:
+        raw = trace.shown.get("raw")
+        if raw is None or not trace.right("raw"):
+            continue
+        cut = trace.shown.get("cut")
+        if not cut or not trace.right("cut"):
+            detail["cut_to_nothing"] += 1
+        elif len(cut) >= len(raw):
+            detail["shown_whole"] += 1
+        else:
+            detail["shortened"] += 1
+            detail["chars_lost"] += len(raw) - len(cut)
+    return detail
+
+
+def timing_detail(traces: Sequence[Trace]) -> dict[str, Any]:
+    """Where lint shows right ghost text and the LSP path does not: why."""
+    why: Counter[str] = Counter()
+    for trace in traces:
+        if not trace.right("lint") or "lsp" not in trace.shown or trace.right("lsp"):
+            continue
+        error = (trace.lsp_error or "").lower()
+        if "waited" in error:
+            why["expired"] += 1
+        elif "cancel" in error or "changed" in error:
+            why["cancelled"] += 1
+        elif error:
+            why["error"] += 1
+        elif trace.shown["lsp"] is None:
+            why["nothing_shown"] += 1
+        else:
+            why["another_answer"] += 1
+    seconds = [t.lsp_seconds * 1000 for t in traces if t.lsp_seconds is not None]
+    return {
+        "lost_against_lint": dict(why),
+        "lsp_p50_ms": round(statistics.median(seconds)) if seconds else None,
+    }
+
+
+def summary(traces: Sequence[Trace], header: dict[str, Any]) -> dict[str, Any]:
+    present = [s for s in (*STAGES, *BESIDE) if any(s in t.shown for t in traces)]
+    pipeline = [s for s in ("cut", "predictor", "lint", "lsp") if s in present]
+    sources = Counter(t.predictor_source or "none" for t in traces)
+    return {
+        "benchmark": "ghost_losses",
+        **header,
+        "stages": {stage: stage_line(traces, stage) for stage in present},
+        "cut_of_right_raw": cut_detail(traces),
+        "lost_at": lost_at(traces, "raw", pipeline),
+        "lost_at_oracle": lost_at(traces, "oracle", pipeline),
+        "predictor_sources": dict(sources),
+        "timing": timing_detail(traces),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.corpus.is_dir():
+        print(
+            f"ghost_losses: no corpus at {args.corpus} (--corpus or ${CORPUS_VARIABLE})",
+            file=sys.stderr,
+        )
+        return 2
+    started = time.monotonic()
+    load_before = os.getloadavg()
+    line_cases = cases(records(args.corpus, args.split), "line", args.cases)
+    with tempfile.TemporaryDirectory(prefix="st-ghost-losses-") as scratch_name:
+        scratch = Path(scratch_name)
+        data_dir = args.data_dir or scratch / "data"
+        engine = create_engine(EngineOptions(**engine_options(args, data_dir), process="inline"))
+        try:
+            # the predictor the daemon builds, its `[next_edit]` defaults (the gate on)
+            predictor = engine_predictor(lambda: engine, NextEditOptions())
+            source = predictor._completion  # its ghost-text source, asked directly
+            gate_state = source.gate_state
+            traces = [in_process(engine, predictor, source, c, scratch) for c in line_cases]
+        finally:
+            engine.close()
+        described: dict[str, Any] = {}
+        if not args.no_lsp:  # the in-process engine is closed first: one model in memory
+            described = asyncio.run(over_lsp(args, traces, scratch / "lsp", data_dir))
+    header = {
+        "split": args.split,
+        "weights": args.weights,
+        "gate_state": gate_state,
+        "token_threshold": source.token_threshold,
+        "lsp": described or None,
+        "seconds": round(time.monotonic() - started),
+        # 1, 5 and 15 minute load averages when it started and when it ended (2 cores)
+        "load_average": {
+            "start": [round(x, 2) for x in load_before],
+            "end": [round(x, 2) for x in os.getloadavg()],
+        },
+    }
+    print(json.dumps(summary(traces, header)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
