@@ -22,13 +22,13 @@ from typing import Any
 from . import extract
 from .extract import Definition, DefinitionRecord
 from .limits import SKIPPED_FOLDERS, IndexLimits, broad_root
+from .reading import Gone, read_indexable, read_lines
 from .store import WindowMatch, WindowStore
-from .walk import IgnoreRules, file_skip_reason, walk_files
+from .walk import IgnoreRules, walk_files
 
 log = logging.getLogger(__name__)
 TextSource = str | Callable[[], str]
 PYTHON_SUFFIXES = (".py", ".pyi")
-BINARY_PROBE_BYTES = 8192  # a NUL byte in the first 8 KiB: binary (git's own test)
 
 
 class ProjectIndex:
@@ -52,6 +52,7 @@ class ProjectIndex:
         self._walks = 0
         self._busy = False  # the thread is indexing updates it took from _pending
         self._real_paths: dict[str, str] = {}  # a caller's path -> its resolved form
+        self._skip_memo: dict[str, tuple[int, int, str]] = {}  # path -> mtime, size, why
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -152,7 +153,7 @@ class ProjectIndex:
         found = []
         for match in matches:
             text = texts[match.path]
-            lines = extract.split_lines(text) if text is not None else _read_lines(match.path)
+            lines = extract.split_lines(text) if text is not None else read_lines(match.path)
             window = "\n".join(lines[match.start : match.end])
             found.append(WindowMatch(match.path, match.start, match.end, match.score, window))
         return found
@@ -192,7 +193,13 @@ class ProjectIndex:
             while not self._closed:
                 self._walk()
                 self._ready.set()
-                self._serve_updates(time.monotonic() + self.limits.rescan_interval_s)
+                # A root the walk could not finish within the time budget, or a home
+                # folder, is not walked again: that would cost the budget every interval.
+                out_of_time = (self._stopped or "").startswith("time budget")
+                again = self.broad_root is None and not out_of_time
+                self._serve_updates(
+                    time.monotonic() + self.limits.rescan_interval_s if again else math.inf
+                )
         except Exception:  # the daemon goes on without an index; status says so
             log.exception("project index of %s failed", self.root)
             self._state = "failed"
@@ -210,7 +217,8 @@ class ProjectIndex:
                 if due > now:
                     if now >= until:
                         return
-                    self._wake.wait(min(due, until) - now)
+                    wake_at = min(due, until)
+                    self._wake.wait(None if wake_at == math.inf else wake_at - now)
                     continue
             self._index_due()
             self._compact_if_sparse()
@@ -257,11 +265,18 @@ class ProjectIndex:
             ):
                 seen.add(key)
                 continue
+            memo = self._skip_memo.get(key)
+            if memo is not None and memo[:2] == (stat.st_mtime_ns, stat.st_size):
+                skipped[memo[2]] += 1  # skipped last walk, unchanged: not read again
+                continue
             reason = self._index_disk_file(key)
             if reason is None:
                 seen.add(key)
             else:
                 skipped[reason] += 1
+                if len(self._skip_memo) > 100_000:
+                    self._skip_memo.clear()
+                self._skip_memo[key] = (stat.st_mtime_ns, stat.st_size, reason)
             self._index_due()  # a buffer's update does not wait for the walk's end
             time.sleep(0)  # hand the GIL to the event loop's thread between files
         if stopped is None or stopped.startswith("file limit"):
@@ -314,41 +329,32 @@ class ProjectIndex:
     def _index_disk_file(self, key: str) -> str | None:
         """Read and index the file at `key`; a skip's reason, or None (indexed, or gone)."""
         try:
-            stat = os.stat(key, follow_symlinks=False)
-            if not os.path.isfile(key) or os.path.islink(key):
-                raise FileNotFoundError(key)
-            reason = file_skip_reason(
-                Path(key), stat.st_size, self.limits.max_file_bytes, self._rules
-            )
-            if reason is not None:
-                return reason
-            with open(key, "rb") as file:
-                data = file.read(self.limits.max_file_bytes + 1)
-        except FileNotFoundError:
+            read = read_indexable(key, self.limits.max_file_bytes, self._rules)
+        except Gone:
             with self._lock:
                 self._store.remove(key)
             return None
-        except OSError:
-            return "unreadable"
-        if b"\0" in data[:BINARY_PROBE_BYTES]:
-            return "binary"
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            return "not_utf8"
-        return self._index_text(key, text, buffer=False, stat=stat)
+        if isinstance(read, str):
+            return read
+        return self._index_text(key, read[0], buffer=False, stat=read[1])
 
     def _index_text(
         self, key: str, text: str, *, buffer: bool, stat: os.stat_result | None = None
     ) -> str | None:
+        """Index `text` as the file at `key`; a skip's reason (its old entry dropped)."""
         limits = self.limits
-        if len(text) > limits.max_file_bytes:
-            return "too_large"
         lines = extract.split_lines(text)
-        if any(len(line) > limits.max_line_chars for line in lines):
-            return "minified"
-        if extract.looks_generated(lines):
-            return "generated"
+        reason = None
+        if len(text) > limits.max_file_bytes:
+            reason = "too_large"
+        elif any(len(line) > limits.max_line_chars for line in lines):
+            reason = "minified"
+        elif extract.looks_generated(lines):
+            reason = "generated"
+        if reason is not None:
+            with self._lock:
+                self._store.remove(key)
+            return reason
         windows = extract.windows(lines, limits.window_lines, limits.window_stride)
         definitions, parsed = self._definitions_of(key, text, lines)
         with self._lock:
@@ -391,11 +397,3 @@ class ProjectIndex:
         fresh = store.compacted()
         with self._lock:
             self._store = fresh
-
-
-def _read_lines(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace") as file:
-            return extract.split_lines(file.read())
-    except OSError:
-        return []

@@ -130,8 +130,11 @@ class WindowStore:
             score[first:last][overlapping] = 0.0
             del starts, ends
         k = min(k, count)
-        top = np.argpartition(-score, k - 1)[:k] if k < count else np.arange(count)
-        ranked = sorted(top.tolist(), key=lambda window: (-score[window], window))
+        kth = np.partition(score, count - k)[count - k]
+        # every window tied with the k-th best, so that ties break by window id (the
+        # order files were indexed in), whatever the partition chose
+        candidates = np.flatnonzero((score >= kth) & (score > 0))
+        ranked = candidates[np.lexsort((candidates, -score[candidates]))][:k].tolist()
         return [
             WindowMatch(
                 self.window_path[w],
@@ -140,7 +143,6 @@ class WindowStore:
                 round(float(score[w]), 4),
             )
             for w in ranked
-            if score[w] > 0
         ]
 
     def compacted(self) -> WindowStore:

@@ -13,6 +13,7 @@ import pytest
 from shadowtab.shadow_workspace import ShadowWorkspace, path_to_uri
 from shadowtab.shadow_workspace.project_index import IndexLimits, ProjectIndex
 from shadowtab.shadow_workspace.project_index.extract import identifiers, windows
+from shadowtab.shadow_workspace.project_index.store import WindowStore
 
 FAST = IndexLimits(update_quiet_s=0.0)
 
@@ -163,11 +164,14 @@ def test_the_file_count_bound_stops_the_walk_and_says_so(
     assert index.describe()["files"] == 3 and index.describe()["skipped"]["file_limit"] == 1
 
 
-def test_a_home_folder_root_says_it_is_bounded(
+def test_a_home_folder_root_says_it_is_bounded_and_is_not_walked_again(
     root: Path, build: Callable[..., ProjectIndex], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(Path, "home", classmethod(lambda cls: root))
-    assert "home folder" in build().describe()["note"]
+    index = build(IndexLimits(rescan_interval_s=0.05, update_quiet_s=0.0))
+    assert "home folder" in index.describe()["note"]
+    time.sleep(0.3)
+    assert index.describe()["walks"] == 1
 
 
 def test_an_unreadable_folder_is_counted(
@@ -222,6 +226,36 @@ def test_a_buffer_wins_over_the_disk_until_forgotten(
     assert index.similar_windows("buffer_name", 1) == []
 
 
+def test_a_file_that_becomes_minified_leaves_the_index(
+    root: Path, build: Callable[..., ProjectIndex]
+) -> None:
+    path = root / "app.js"
+    path.write_text("function loadUser() {}\n")
+    index = build()
+    index.update(path, "var a=1;" * 200)
+    assert index.wait_idle()
+    assert index.describe()["files"] == 0 and index.describe()["skipped"] == {"minified": 1}
+
+
+def test_compaction_drops_dead_windows_and_keeps_the_answers() -> None:
+    store = WindowStore()
+    lines = [f"name_{n} = other_{n % 7}" for n in range(100)]
+    for _ in range(3):  # each put of the same path leaves the old windows dead
+        for path in ("a.py", "b.py"):
+            store.put(
+                path, windows(lines, 20, 10), (("name_1", "name_1", path, 1, ""),), parsed=True
+            )
+    query = identifiers("\n".join(lines[:20]))
+    before = store.similar(query, 3, None)
+    fresh = store.compacted()
+    assert store.dead_windows == 36 and fresh.dead_windows == 0
+    assert fresh.live_windows == store.live_windows == 18
+    assert [(m.path, m.start, m.score) for m in fresh.similar(query, 3, None)] == [
+        (m.path, m.start, m.score) for m in before
+    ]
+    assert fresh.by_name == store.by_name
+
+
 def test_the_re_walk_follows_files_changed_created_and_removed_on_disk(
     root: Path, build: Callable[..., ProjectIndex]
 ) -> None:
@@ -233,7 +267,8 @@ def test_the_re_walk_follows_files_changed_created_and_removed_on_disk(
     (root / "new.py").write_text("new_name = 3\n")
     assert eventually(lambda: bool(index.similar_windows("new_name", 1)))
     assert eventually(lambda: bool(index.similar_windows("second_name", 1)))
-    assert index.similar_windows("first_name gone_name", 3) == []
+    # a vanished file leaves at the end of the walk that missed it
+    assert eventually(lambda: index.similar_windows("first_name gone_name", 3) == [])
 
 
 def test_the_workspace_indexes_its_root_its_buffers_and_what_its_watcher_sees(
