@@ -77,8 +77,7 @@ class ShadowWorkspace:
         if journal is not None:
             journal_replay.restore_from_journal(self.store)
             self.lock.add_listener(self._journal_lock)
-        # the root's files, indexed in a thread of their own; buffers reach it from _apply
-        self.index = ProjectIndex(self.root)
+        self.index = ProjectIndex(self.root)  # its own thread; buffers reach it from _apply
         self.disk.add_path_listener(self.index.on_disk_change)
         for doc in self.store.documents.values():  # restored with their pending edits
             self.index.update(doc.path, doc.snapshot())
@@ -358,9 +357,8 @@ class ShadowWorkspace:
         events = doc.apply(changes, version, author)
         for event in events:
             self.history.record(event)
-        # an enqueue (joined in the index's thread); a text over its bound: it reads the disk
-        small = doc.length <= self.index.limits.max_file_bytes
-        self.index.update(doc.path, doc.snapshot() if small else None)
+        small = doc.length <= self.index.limits.max_file_bytes  # else the index reads the disk
+        self.index.update(doc.path, doc.snapshot() if small else None)  # joined in its thread
         self.store.journal_edit(doc, changes, author)
         return events
 
