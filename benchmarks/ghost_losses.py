@@ -20,7 +20,9 @@ case's ghost text is followed through the stages that can drop or shorten it:
    source, then the continuation), and `lint`: what survives the lint gate
    (lsp/prediction_check.py, each candidate linted on a copy of the text).
 5. `lsp`: next_edit_eval's line mode through the Hub over real LSP, with its pauses; what
-   it loses against `lint` is timing (expired, cancelled) or a different answer.
+   it loses against `lint` is timing (expired, cancelled) or a different answer. The
+   evaluation's client waits for every answer, so a slow one is lost only to the
+   server's own limits; `timing` gives its latency beside the in-process call's.
 
 Scored as the evaluation's line mode (training/edit_scoring.judge_line): right when a
 non-empty prefix of the rest of the line; chars_saved_share is the share of the lines'
@@ -87,6 +89,7 @@ class Trace:
     lsp_error: str | None = None
     lsp_seconds: float | None = None
     predictor_source: str | None = None
+    in_process_seconds: float | None = None  # the predictor's call and the lint gate
 
     def right(self, stage: str) -> bool:
         text = self.shown.get(stage)
@@ -167,6 +170,7 @@ def in_process(
     )
     trace.shown["no_healing"] = shown_text(unhealed, case, 0.0)
     trace.shown["no_healing_oracle"] = oracle_cut(case, unhealed)
+    started = time.perf_counter()
     found = predictor.inline(request)
     trace.shown["predictor"] = found[0].edit.new_text if found else None
     trace.predictor_source = found[0].source if found else None
@@ -175,6 +179,7 @@ def in_process(
     verdicts = asyncio.run(lint_verdicts(check, request.text, found)) if found else []
     clean = [c for c, ok in zip(found, verdicts, strict=True) if ok]
     trace.shown["lint"] = clean[0].edit.new_text if clean else None
+    trace.in_process_seconds = time.perf_counter() - started
     return trace
 
 
@@ -280,11 +285,24 @@ def timing_detail(traces: Sequence[Trace]) -> dict[str, Any]:
             why["nothing_shown"] += 1
         else:
             why["another_answer"] += 1
-    seconds = [t.lsp_seconds * 1000 for t in traces if t.lsp_seconds is not None]
     return {
         "lost_against_lint": dict(why),
-        "lsp_p50_ms": round(statistics.median(seconds)) if seconds else None,
+        # the same predictor and lint gate in-process (its KV cache cold to each case)
+        # against the LSP path's answer (after the editor's pauses, with warming)
+        "in_process_p50_ms": p50_ms([t.in_process_seconds for t in traces]),
+        "lsp_p50_ms": p50_ms([t.lsp_seconds for t in traces]),
+        "lsp_p90_ms": p90_ms([t.lsp_seconds for t in traces]),
     }
+
+
+def p50_ms(seconds: Sequence[float | None]) -> int | None:
+    known = [s * 1000 for s in seconds if s is not None]
+    return round(statistics.median(known)) if known else None
+
+
+def p90_ms(seconds: Sequence[float | None]) -> int | None:
+    known = sorted(s * 1000 for s in seconds if s is not None)
+    return round(known[min(len(known) - 1, int(0.9 * len(known)))]) if known else None
 
 
 def summary(traces: Sequence[Trace], header: dict[str, Any]) -> dict[str, Any]:
