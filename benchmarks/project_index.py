@@ -20,11 +20,15 @@ from pathlib import Path
 
 from shadowtab.shadow_workspace.project_index import ProjectIndex
 
-WORDS = (
-    "user account order invoice payment item cart price total amount customer session "
-    "token request response cache client server record entry value count index buffer "
-    "config option setting path name text line window score limit result status error"
-).split()
+# fmt: off
+WORDS = [
+    "user", "account", "order", "invoice", "payment", "item", "cart", "price", "total",
+    "amount", "customer", "session", "token", "request", "response", "cache", "client",
+    "server", "record", "entry", "value", "count", "index", "buffer", "config", "option",
+    "setting", "path", "name", "text", "line", "window", "score", "limit", "result", "status",
+    "error",
+]
+# fmt: on
 
 
 def module_text(rng: random.Random, number: int) -> str:
