@@ -93,9 +93,8 @@ def python_definitions(path: str, text: str, lines: list[str]) -> list[Definitio
 def _collector_paused() -> Iterator[None]:
     """No garbage collection while a syntax tree is alive: a collection then promotes its
     thousands of nodes to the old generation, whose full collections (each a walk of the
-    daemon's whole heap with the GIL held) then came every few files and stalled the
-    event loop for up to 50 ms (benchmarks/project_index.py: 103 full collections during
-    a 5,000-file build, 3 with the pause). The nodes hold no cycles: reference counting
+    daemon's whole heap with the GIL held) then come every few files and stall the event
+    loop (docs/MEASUREMENTS.md, 2026-12-04). The nodes hold no cycles: reference counting
     frees them."""
     enabled = gc.isenabled()
     gc.disable()
