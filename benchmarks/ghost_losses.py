@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -67,6 +66,7 @@ from shadowtab.inference.next_edit.token_confidence import trace_of
 from shadowtab.lsp.prediction_check import Check, linters_check
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
 
+from benchmarks.common.eval_report import quantile
 from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
 from benchmarks.common.in_process import request_of
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
@@ -289,20 +289,15 @@ def timing_detail(traces: Sequence[Trace]) -> dict[str, Any]:
         "lost_against_lint": dict(why),
         # the same predictor and lint gate in-process (its KV cache cold to each case)
         # against the LSP path's answer (after the editor's pauses, with warming)
-        "in_process_p50_ms": p50_ms([t.in_process_seconds for t in traces]),
-        "lsp_p50_ms": p50_ms([t.lsp_seconds for t in traces]),
-        "lsp_p90_ms": p90_ms([t.lsp_seconds for t in traces]),
+        "in_process_p50_ms": ms_quantile([t.in_process_seconds for t in traces], 0.5),
+        "lsp_p50_ms": ms_quantile([t.lsp_seconds for t in traces], 0.5),
+        "lsp_p90_ms": ms_quantile([t.lsp_seconds for t in traces], 0.9),
     }
 
 
-def p50_ms(seconds: Sequence[float | None]) -> int | None:
-    known = [s * 1000 for s in seconds if s is not None]
-    return round(statistics.median(known)) if known else None
-
-
-def p90_ms(seconds: Sequence[float | None]) -> int | None:
-    known = sorted(s * 1000 for s in seconds if s is not None)
-    return round(known[min(len(known) - 1, int(0.9 * len(known)))]) if known else None
+def ms_quantile(seconds: Sequence[float | None], q: float) -> float | None:
+    """The q-quantile in milliseconds of the known times (the evaluation's quantile)."""
+    return quantile([s * 1000 for s in seconds if s is not None], q)
 
 
 def summary(traces: Sequence[Trace], header: dict[str, Any]) -> dict[str, Any]:
