@@ -1,0 +1,216 @@
+"""Check the names a suggestion writes (issue 42, Build 3; JetBrains' Full Line filter):
+every identifier must resolve (a local, a parameter, a module name, an import, a builtin,
+a member jedi knows for the inferred type, or a name defined right there); ghost text is
+cut before the first that does not, and dropped when nothing worth showing is left; a
+next edit (a replacement: a cut would change what it removes) is kept whole or dropped.
+
+name_sites.py says which names a suggestion writes; jedi, in-process, says which names
+are visible at a position (`complete` at the name's start, on the text with the
+suggestion inserted up to the name's end; members after a dot). Where jedi knows nothing
+(an object it cannot infer, a module it cannot find) the name passes: unknown is not
+wrong.
+
+jedi is not thread-safe and can run long on a big project, so every call runs in one
+worker thread of this module's own, and each candidate has a deadline (150 ms by
+default): past it the suggestion passes unchecked and `timeout` is counted; the worker
+stops before its next jedi call, and the call it was in still fills the cache (the first
+calls load builtins and stubs, about a second or two). An exception passes it too
+(`error`). `counts()` is what `daemon status` shows."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import threading
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import jedi
+from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.edits import TextEdit
+from shadowtab.lsp.name_sites import Site, written_names
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DEADLINE_S = 0.15
+CACHE_ENTRIES = 1024
+LATENCY_SAMPLES = 1024
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
+# Each candidate checked: kept whole, cut, dropped, or passed unchecked (timeout, error).
+COUNTS = ("checked", "kept", "cut", "dropped", "timeout", "error", "jedi_calls", "cache_hits")
+
+# The candidates of one request, each checked: itself, a shorter copy, or None (dropped).
+NamesCheck = Callable[[str, Sequence[Candidate]], Awaitable[list[Candidate | None]]]
+Visible = Callable[[str, int], frozenset[str]]
+
+
+class DeadlinePassed(Exception):
+    """The candidate's deadline passed in the worker: stop before the next jedi call."""
+
+
+def is_python(path: str, language_id: str) -> bool:
+    return language_id == "python" or path.endswith(PYTHON_SUFFIXES)
+
+
+def kept_length(text: str, at: int, new_text: str, visible: Visible) -> int:
+    """How much of `new_text` (inserted at `at`) to keep: up to the first name it writes
+    that does not resolve, all of it when every name does. `visible(text, offset)`: the
+    names jedi sees at offset of text (empty: it knows nothing there)."""
+    written = written_names(text, at, new_text)
+    line_names: tuple[int, frozenset[str]] | None = None  # a plain name's call, reused
+    for site in written.sites:
+        if not site.member and site.name in written.defined:
+            continue
+        line = text.count("\n", 0, min(site.start, at)) + new_text.count(
+            "\n", 0, max(0, site.start - at)
+        )
+        same_line = line_names is not None and line_names[0] == line
+        if not site.member and same_line and _resolves(site, line_names[1]):
+            continue  # a name seen on this line's first call: same scope, no call
+        # The name itself in the text: jedi puts a position on a line with nothing yet
+        # (the end of a function's body) in the module's scope.
+        scope_text = text[:at] + new_text[: max(0, site.end - at)] + text[at:]
+        names = visible(scope_text, site.start)
+        if not site.member:
+            line_names = (line, names)
+        if not _resolves(site, names):
+            return max(0, site.start - at)
+    return len(new_text)
+
+
+def _resolves(site: Site, names: frozenset[str]) -> bool:
+    if not names:
+        return True  # jedi knows nothing here: unknown is not wrong
+    if site.name in names:
+        return True
+    return site.partial and any(name.startswith(site.name) for name in names)
+
+
+def worth_showing(text: str) -> bool:
+    """A cut that leaves only whitespace and punctuation is not worth a suggestion."""
+    return any(c.isalnum() or c == "_" for c in text)
+
+
+class NameCheck:
+    """The name check of one daemon: its worker thread, jedi's projects, a cache of the
+    names seen at (text, position), and the counters `daemon status` shows."""
+
+    def __init__(self, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+        self.deadline_s = deadline_s
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="shadowtab-names")
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+        self._latency_ms: deque[float] = deque(maxlen=LATENCY_SAMPLES)
+        # Worker thread only: jedi's objects and the cache.
+        self._projects: dict[str, jedi.Project] = {}
+        self._environment: Any = None
+        self._cache: OrderedDict[tuple[str, int, int, int], frozenset[str]] = OrderedDict()
+
+    def for_document(self, path: str, root: str | Path, language_id: str) -> NamesCheck | None:
+        """The check of one document's candidates; None for a file that is not Python."""
+        if not is_python(path, language_id):
+            return None
+        absolute = str(Path(root) / path)
+
+        async def check(text: str, candidates: Sequence[Candidate]) -> list[Candidate | None]:
+            return [await self.checked(text, absolute, str(root), c) for c in candidates]
+
+        return check
+
+    async def checked(
+        self, text: str, path: str, root: str, candidate: Candidate
+    ) -> Candidate | None:
+        """The candidate as it may be shown: itself, cut, or None (dropped). Past the
+        deadline, or when jedi raises, it passes unchecked."""
+        if len(candidate.edits) != 1 or (candidate.path and candidate.path != path):
+            return candidate  # several edits, or another file: not checked here
+        cancel = threading.Event()
+        started = time.perf_counter()
+        job = self._executor.submit(self._verify, text, path, root, candidate, cancel)
+        try:
+            result = await asyncio.wait_for(asyncio.wrap_future(job), self.deadline_s)
+        except (TimeoutError, DeadlinePassed):
+            cancel.set()
+            self._count("timeout")
+            return candidate
+        except Exception:
+            logger.warning("name check of a suggestion failed; shown unchecked", exc_info=True)
+            self._count("error")
+            return candidate
+        with self._lock:
+            self._latency_ms.append((time.perf_counter() - started) * 1000)
+        return result
+
+    def _verify(
+        self, text: str, path: str, root: str, candidate: Candidate, cancel: threading.Event
+    ) -> Candidate | None:
+        edit = candidate.edit
+        rest = text[: edit.start] + text[edit.end :]
+
+        def visible(scope_text: str, offset: int) -> frozenset[str]:
+            if cancel.is_set():
+                raise DeadlinePassed
+            return self._visible(scope_text, offset, path, root)
+
+        keep = kept_length(rest, edit.start, edit.new_text, visible)
+        self._count("checked")
+        if keep == len(edit.new_text):
+            self._count("kept")
+            return candidate
+        shown = edit.new_text[:keep].rstrip()
+        if candidate.kind != "inline" or not worth_showing(shown):
+            self._count("dropped")
+            return None
+        self._count("cut")
+        return replace(candidate, edits=(TextEdit(edit.start, edit.end, shown),))
+
+    def _visible(self, text: str, offset: int, path: str, root: str) -> frozenset[str]:
+        """The names jedi completes at `offset` of `text` (worker thread only)."""
+        key = (path, hash(text), len(text), offset)
+        if (names := self._cache.get(key)) is not None:
+            self._cache.move_to_end(key)
+            self._count("cache_hits")
+            return names
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1)
+        script = jedi.Script(
+            text, path=path, project=self._project(root), environment=self._interpreter()
+        )
+        self._count("jedi_calls")
+        names = frozenset(c.name.rstrip("=") for c in script.complete(line, column))
+        self._cache[key] = names
+        while len(self._cache) > CACHE_ENTRIES:
+            self._cache.popitem(last=False)
+        return names
+
+    def _project(self, root: str) -> jedi.Project:
+        if (project := self._projects.get(root)) is None:
+            project = self._projects[root] = jedi.Project(root)
+        return project
+
+    def _interpreter(self) -> Any:
+        # In-process: jedi's default environment answers through a subprocess.
+        if self._environment is None:
+            self._environment = jedi.InterpreterEnvironment()
+        return self._environment
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def counts(self) -> dict[str, Any]:
+        """The counters, every one present, and the checks' latency p50 (ms)."""
+        with self._lock:
+            table: dict[str, Any] = {name: self._counts[name] for name in COUNTS}
+            times = list(self._latency_ms)
+        table["p50_ms"] = round(statistics.median(times), 1) if times else None
+        return table
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
