@@ -103,12 +103,18 @@ class Hub:
             "engine": self.engine_host.status(),
             "workspaces": self.workspaces.describe(),
             "next_edit": self.next_edit_feedback(),
+            "name_check": self._name_check_counts(),
         }
 
     def next_edit_feedback(self) -> dict[str, Any]:
         """Shown/accepted/rejected/typed-through counts per source and format."""
         predictor = self.engine_host.peek_predictor()
         return predictor.feedback_counts() if predictor is not None else {}
+
+    def _name_check_counts(self) -> dict[str, Any] | None:
+        """The name check's counters (None when it is off)."""
+        name_check = self.services.name_check
+        return name_check.counts() if name_check is not None else None
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -136,5 +142,7 @@ class Hub:
         for session in list(self.sessions):
             await self._end_session(session)
         self.predictions.close()
+        if self.services.name_check is not None:
+            self.services.name_check.close()
         await self.workspaces.close()
         await asyncio.to_thread(self.engine_host.close)

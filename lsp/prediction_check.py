@@ -1,8 +1,10 @@
 """Predictions checked against the code before anyone sees them: the predictor's
-candidates, then the lint gate (next_edit.filters.lint_gate decides; this module gives it
-the callables: each candidate applied to a scratch copy of the text, never the document,
-and linted; diagnostics_delta says what the edit introduced). The editors' sessions and
-`shadowtab predict` both go through `checked_candidates`."""
+candidates, then the name check (name_check.py: ghost text cut before a name that does
+not resolve; before lint, so lint judges what is shown), then the lint gate
+(next_edit.filters.lint_gate decides; this module gives it the callables: each candidate
+applied to a scratch copy of the text, never the document, and linted;
+diagnostics_delta says what the edit introduced). The editors' sessions and `shadowtab
+predict` both go through `checked_candidates`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.filters import lint_gate
 from shadowtab.inference.next_edit.predictor import PredictionRequest, Predictor
+from shadowtab.lsp.name_check import NamesCheck
 from shadowtab.shadow_workspace import (
     Diagnostic,
     LinterSpec,
@@ -44,9 +47,11 @@ async def checked_candidates(
     inline: bool,
     run: RunBlocking[list[Candidate]],
     check: Check | None = None,
+    names: NamesCheck | None = None,
 ) -> list[Candidate]:
     """Ask the predictor (ghost text, or next edits) through `run`, then keep the
-    candidates the lint gate passes, best first; the predictor hears of each one dropped."""
+    candidates the name check and the lint gate pass (a cut one keeps its place and
+    score), best first; the predictor hears of each one dropped."""
 
     def call(cancel: threading.Event) -> list[Candidate]:
         if inline:
@@ -54,6 +59,8 @@ async def checked_candidates(
         return predictor.next_edit(request, cancel)
 
     candidates = await run(call)
+    if names is not None:
+        candidates = await _names_checked(predictor, request.text, candidates, names)
     if check is None:
         return candidates
     verdicts = await check(request.text, candidates)
@@ -61,6 +68,18 @@ async def checked_candidates(
         if not ok:
             predictor.feedback("dropped_lint", candidate.source, candidate.format)
     return [c for c, ok in zip(candidates, verdicts, strict=True) if ok]
+
+
+async def _names_checked(
+    predictor: Predictor, text: str, candidates: list[Candidate], names: NamesCheck
+) -> list[Candidate]:
+    kept = []
+    for candidate, checked in zip(candidates, await names(text, candidates), strict=True):
+        if checked is None:
+            predictor.feedback("dropped_names", candidate.source, candidate.format)
+        else:
+            kept.append(checked)
+    return kept
 
 
 class LintCache:

@@ -113,16 +113,20 @@ async def _predict(
     count: int = 0,
     invoked: bool = False,
 ) -> tuple[PredictionRequest, ShadowDocument, list[Candidate]] | None:
-    """Ask the predictor in a worker, keep the candidates that add no errors; None when
-    there is no predictor. ContentModified when the text changed meanwhile."""
+    """Ask the predictor in a worker, keep the candidates whose names resolve (cut where
+    one does not) and that add no errors; None when there is no predictor.
+    ContentModified when the text changed meanwhile."""
     request = replace(_request(session, uri, line, character, inline, count), invoked=invoked)
     predictor = session.predictor
     workspace = session.sync.workspace_of(uri)
     if predictor is None or workspace is None:
         return None
     check = workspace_check(workspace, request.path, request.language_id, session.lint_cache)
+    names = None
+    if session.name_check is not None:
+        names = session.name_check.for_document(request.path, workspace.root, request.language_id)
     clean = await checked_candidates(
-        predictor, request, inline, lambda call: session.predictions.run(uri, call), check
+        predictor, request, inline, lambda call: session.predictions.run(uri, call), check, names
     )
     document = workspace.document(uri)
     if document is None or document.text != request.text:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from shadowtab.lsp.commands import CommandRunner
 from shadowtab.lsp.diagnostics import DiagnosticsPublisher
 from shadowtab.lsp.engine_host import EngineHost
+from shadowtab.lsp.name_check import NameCheck
 from shadowtab.lsp.options import HubOptions
 from shadowtab.lsp.peer import Peer
 from shadowtab.lsp.prediction_check import LintCache
@@ -35,6 +36,7 @@ class SessionServices:
     lints: DiagnosticsPublisher
     predictions: PredictionService
     lint_cache: LintCache
+    name_check: NameCheck | None  # None: `[next_edit] check_names = false`
     engine: EngineHost
     commands: CommandRunner
     client_events: Counter[str]  # didShowInlineEdit, accepted edits...
@@ -46,7 +48,10 @@ def build_services(options: HubOptions, peers: Collection[Peer]) -> SessionServi
     from `options`. `peers` is the (live) collection of sessions the services notify."""
     engine = EngineHost(options.engine, options.next_edit, options.predictor, options.worker_policy)
     predictions = PredictionService(
-        engine, options.debounce.warm_ms / 1000, options.limits.prediction_wait_s
+        engine,
+        options.debounce.warm_ms / 1000,
+        options.limits.prediction_wait_s,
+        options.next_edit.context_tokens,
     )
     workspaces = WorkspaceRegistry(peers, predictions, options)
     return SessionServices(
@@ -55,8 +60,15 @@ def build_services(options: HubOptions, peers: Collection[Peer]) -> SessionServi
         lints=workspaces.diagnostics,
         predictions=predictions,
         lint_cache=LintCache(),  # the unchanged text's lint, between two keystrokes
+        name_check=_name_check(options),
         engine=engine,
         commands=CommandRunner(workspaces),
         client_events=Counter(),
         text_sync_ms=deque(maxlen=TEXT_SYNC_SAMPLES),
     )
+
+
+def _name_check(options: HubOptions) -> NameCheck | None:
+    if not options.next_edit.check_names:
+        return None
+    return NameCheck(options.next_edit.check_names_ms / 1000)

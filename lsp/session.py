@@ -164,6 +164,7 @@ class Session:
         self.lints = services.lints
         self.predictions = services.predictions
         self.lint_cache = services.lint_cache
+        self.name_check = services.name_check
         self.commands = services.commands
         self.client_events = services.client_events
         self._engine = services.engine

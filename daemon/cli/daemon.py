@@ -202,6 +202,12 @@ def _index_line(workspace: dict[str, Any]) -> str:
     return line
 
 
+def _name_check_line(counts: dict[str, Any]) -> str:
+    """What the name check did to suggestions, and how often it ran out of time."""
+    line = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in counts.items() if k != "p50_ms")
+    return line + (f", p50 {counts['p50_ms']} ms" if counts.get("p50_ms") is not None else "")
+
+
 def _engine_line(engine: dict[str, Any]) -> str:
     line = f"{engine.get('kind', '?')} on {engine.get('device') or '-'}"
     return line + (f", adapter {engine['adapter']}" if engine.get("adapter") else "")
@@ -260,6 +266,8 @@ def _print_status(reply: dict[str, Any]) -> None:
     for key, counts in (reply.get("hub", {}).get("next_edit") or {}).items():
         shown = ", ".join(f"{name.replace('_', '-')} {n}" for name, n in counts.items())
         lines.append(f"next edit:      {key}: {shown}")
+    if names := reply.get("hub", {}).get("name_check"):
+        lines.append(f"name check:     {_name_check_line(names)}")
     for workspace in reply.get("hub", {}).get("workspaces") or []:
         for uri, reason in (workspace.get("lint_skipped") or {}).items():
             lines.append(f"lint skipped:   {uri}: {reason}")

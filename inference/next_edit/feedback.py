@@ -1,5 +1,6 @@
 """Feedback counts: how often suggestions were shown, accepted, rejected, typed
-through, and dropped by a filter, per source and format (the hub's status shows them).
+through, and dropped by a filter (lint, reversal, a name that does not resolve), per
+source and format (the hub's status shows them).
 "unscored": model suggestions shown without token probabilities (an OpenAI-compatible
 server that refuses `logprobs`), so the token threshold could not cut them."""
 
@@ -16,6 +17,7 @@ Outcome = Literal[
     "typed_through",
     "dropped_lint",
     "dropped_reversal",
+    "dropped_names",
     "unscored",
 ]
 OUTCOMES: tuple[Outcome, ...] = (
@@ -25,6 +27,7 @@ OUTCOMES: tuple[Outcome, ...] = (
     "typed_through",
     "dropped_lint",
     "dropped_reversal",
+    "dropped_names",
     "unscored",
 )
 

@@ -75,6 +75,23 @@ NEXT_EDIT_SETTINGS: tuple[Setting, ...] = (
         old_env=("SHADOWTAB_GHOST_GATE", "SHADOWTAB_GATE"),
         parse_env=checks.env_boolean,
     ),
+    Setting(
+        "next_edit.check_names",
+        True,
+        "boolean",
+        "Python suggestions are cut before the first name they write that jedi cannot "
+        "resolve (a misspelled local, a member the object does not have); a next edit "
+        "writing one is not shown. Where jedi knows nothing of an object, its names pass.",
+        checks.boolean,
+    ),
+    Setting(
+        "next_edit.check_names_ms",
+        150,
+        "integer >= 1",
+        "The name check's time limit per suggestion, in ms; past it the suggestion is "
+        "shown unchecked (`daemon status` counts these).",
+        checks.integer(1),
+    ),
 )
 
 _D = table_defaults(NEXT_EDIT_SETTINGS, "next_edit")
@@ -89,3 +106,5 @@ class NextEditOptions:
     min_confidence: float = _D["min_confidence"]
     token_threshold: float = _D["token_threshold"]
     gate: bool = _D["gate"]
+    check_names: bool = _D["check_names"]
+    check_names_ms: int = _D["check_names_ms"]
