@@ -20,11 +20,11 @@ from shadowtab.shadow_workspace.agent_edits import (
     AgentWrite,
     ShadowText,
     WrittenFile,
-    apply_patch,
     read_shadow_text,
     target_uri,
     write_texts,
 )
+from shadowtab.shadow_workspace.agent_patch import apply_patch
 
 if TYPE_CHECKING:
     from shadowtab.lsp.commands import CommandHandler

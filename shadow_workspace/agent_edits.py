@@ -1,5 +1,6 @@
-"""Edits from coding agents (the CLI, an MCP client): whole new texts or a unified diff,
-put into the shadow as model edits, all files or none.
+"""Edits from coding agents (the CLI, an MCP client): whole new texts put into the shadow
+as model edits, all files or none (deletes and renames: agent_file_ops; unified diffs:
+agent_patch).
 
 The agent writes only while the model holds the save lock: it may take the lock when
 asked to (`take`) and the user has nothing unsaved, never from a user with pending
@@ -17,7 +18,6 @@ from .disk import path_to_uri, read_text, resolve_inside, uri_to_path
 from .model import DocumentTooLarge, ShadowError, UnsupportedFile
 from .model_edit import ModelEditResult
 from .model_spans import minimal_change
-from .patching import FilePatch, PatchError, apply_hunks, parse_patch
 from .workspace import ShadowWorkspace
 
 # One call writes at most this much text in all: an agent's edit is source code a person
@@ -67,6 +67,8 @@ class WrittenFile:
     shown: bool  # an editor shows it: its buffer held `before` and must get the edit
     language_id: str
     result: ModelEditResult
+    operation: str = "write"  # or "delete", "rename" (agent_file_ops)
+    source: Path | None = None  # a rename's old file
 
 
 def text_sha256(text: str) -> str:
@@ -89,6 +91,8 @@ def target_uri(workspace: ShadowWorkspace, path: str) -> str:
 def read_shadow_text(workspace: ShadowWorkspace, uri: str) -> ShadowText:
     """The text of `uri` with pending edits; read from disk (and not held) otherwise."""
     doc = workspace.document(uri)
+    if doc is not None and doc.deleted:  # deleted in the shadow: no such file
+        return ShadowText(doc.uri, doc.path, "", False, doc.pending)
     if doc is not None:
         return ShadowText(doc.uri, doc.path, doc.text, True, doc.pending)
     path = uri_to_path(uri)
@@ -103,7 +107,7 @@ def check_text(path: Path, text: str) -> None:
         raise UnsupportedFile(f"{path}: binary content (NUL bytes) refused: text files only")
 
 
-def _check_total(writes: list[AgentWrite]) -> None:
+def check_total(writes: list[AgentWrite]) -> None:
     total = sum(len(w.text.encode("utf-8", "surrogatepass")) for w in writes)
     if total > MAX_AGENT_WRITE_BYTES:
         raise DocumentTooLarge(
@@ -142,15 +146,15 @@ def write_texts(
     uris = [workspace.key_for(w.uri) for w in writes]
     if len(set(uris)) != len(uris):
         raise ShadowError("a file is written twice in one call: give each file once")
-    _check_total(writes)
+    check_total(writes)
     with workspace.mutex:
         for write in writes:
-            _check_write(workspace, write)
+            check_write(workspace, write)
         claim_lock(workspace, take)
         return _apply_all(workspace, writes)
 
 
-def _check_write(workspace: ShadowWorkspace, write: AgentWrite) -> None:
+def check_write(workspace: ShadowWorkspace, write: AgentWrite) -> None:
     workspace.check_model_target(write.uri)
     current = read_shadow_text(workspace, write.uri)  # binary or oversized: refused here
     check_text(current.path, write.text)
@@ -166,16 +170,19 @@ def _apply_all(workspace: ShadowWorkspace, writes: list[AgentWrite]) -> list[Wri
     done: list[WrittenFile] = []
     try:
         for write in writes:
-            done.append(_apply_one(workspace, write))
+            done.append(apply_one(workspace, write))
     except BaseException:
         for written in reversed(done):  # all or nothing, even for a failure not foreseen
-            _put_back(workspace, written)
+            put_back(workspace, written)
         raise
     return done
 
 
-def _apply_one(workspace: ShadowWorkspace, write: AgentWrite) -> WrittenFile:
+def apply_one(workspace: ShadowWorkspace, write: AgentWrite) -> WrittenFile:
     doc = workspace.load_document(write.uri)
+    if doc.deleted:  # written again after a delete: a file again, whatever its text
+        doc.deleted = False
+        workspace.store.journal_state(doc)
     before, shown = doc.text, doc.open
     language_id, path = doc.language_id, doc.path
     new_text = write.text
@@ -193,43 +200,7 @@ def _apply_one(workspace: ShadowWorkspace, write: AgentWrite) -> WrittenFile:
     return WrittenFile(doc.uri, path, before, text, shown, language_id, result)
 
 
-def _put_back(workspace: ShadowWorkspace, written: WrittenFile) -> None:
+def put_back(workspace: ShadowWorkspace, written: WrittenFile) -> None:
     change = minimal_change(written.after, written.before)
     if change is not None:
         workspace.apply_model_edit(written.uri, [change])
-
-
-def _patched_texts(workspace: ShadowWorkspace, files: list[FilePatch]) -> list[AgentWrite]:
-    """The new texts the patch gives, applied to the shadow texts (pending edits
-    included); PatchError when a hunk does not apply (nothing is written then)."""
-    writes = []
-    for file_patch in files:
-        uri = target_uri(workspace, file_patch.path)
-        current = read_shadow_text(workspace, uri)
-        _check_new_file(file_patch, current)
-        new_text = apply_hunks(current.text, file_patch.hunks, file_patch.path)
-        writes.append(AgentWrite(uri, new_text, current.sha256))
-    return writes
-
-
-def _check_new_file(patch: FilePatch, current: ShadowText) -> None:
-    if patch.new_file and (current.exists and current.text):
-        raise PatchError(f"{patch.path}: the patch creates it (--- /dev/null), but it exists")
-    if not patch.new_file and not current.exists:
-        raise PatchError(f"{patch.path}: no such file (a new file needs --- /dev/null)")
-
-
-def apply_patch(workspace: ShadowWorkspace, patch: str, take: bool = False) -> list[WrittenFile]:
-    """Apply a unified diff to the shadow, every file or none. The hunks are applied
-    outside the workspace's mutex (keystrokes never wait for a large patch); each new
-    text carries the sha256 of the text it came from, which the write checks under the
-    mutex. A keystroke in between: applied once more on the newer text."""
-    files = parse_patch(patch)
-    for attempt in range(2):
-        writes = _patched_texts(workspace, files)
-        try:
-            return write_texts(workspace, writes, take)
-        except StaleText:
-            if attempt:
-                raise
-    raise AssertionError("unreachable")

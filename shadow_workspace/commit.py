@@ -1,6 +1,6 @@
 """Committing a shadow document: its text written over the file, atomically and only
 over the disk version it is based on, inside the root and never through a link. Runs
-under the workspace's mutex."""
+under the workspace's mutex (`lock take --commit` of the whole set: tree_commit)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from pathlib import Path
 from .disk import atomic_write, refuse_symlinks_below, resolve_inside
 from .document import ShadowDocument
 from .model import DiskWriteError, ShadowError
-from .save_lock import TakeResult
 from .store import DocumentStore
 
 
-def commit_document(store: DocumentStore, root: Path, doc: ShadowDocument) -> None:
-    """Write `doc`'s text to its file; the written version becomes its base."""
+def commit_document(
+    store: DocumentStore, root: Path, doc: ShadowDocument, mode: int | None = None
+) -> None:
+    """Write `doc`'s text to its file (a new file: `mode`, else the umask's); the written
+    version becomes its base."""
     if not root.is_dir():
         raise ShadowError(f"the workspace root {root} no longer exists: nothing written")
     if doc.stale_buffer:  # e.g. a model edit of the old buffer after a formatter ran
@@ -30,20 +32,6 @@ def commit_document(store: DocumentStore, root: Path, doc: ShadowDocument) -> No
         except OSError as exc:
             raise DiskWriteError(str(real), exc) from exc
     data = (b"\xef\xbb\xbf" if doc.bom else b"") + doc.text.encode("utf-8")
-    new_base = atomic_write(real, data, doc.base)
+    new_base = atomic_write(real, data, doc.base, mode)
     doc.rebase(new_base, doc.text)
     store.resolved(doc)
-
-
-def commit_for_take(
-    store: DocumentStore, root: Path, doc: ShadowDocument, result: TakeResult
-) -> None:
-    """`lock take --commit` of one document: written (and unloaded when no editor shows
-    it), or its conflict kept and listed in `result`."""
-    try:
-        commit_document(store, root, doc)
-        result.written.append(doc.uri)
-        store.unload_if_clean(doc)
-    except (ShadowError, OSError) as exc:
-        store.conflict(doc, str(exc))
-        result.conflicts.append({"uri": doc.uri, "error": str(exc)})

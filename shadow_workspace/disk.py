@@ -166,7 +166,7 @@ def same_content(a: DiskBase, b: DiskBase) -> bool:
     return a.exists == b.exists and a.sha256 == b.sha256
 
 
-def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
+def atomic_write(path: Path, data: bytes, expected: DiskBase, mode: int | None = None) -> DiskBase:
     """Write `data` to `path` only if the disk still holds `expected`: temp file in the
     same folder, fsync, mode kept, rename over, folder fsynced. Else CommitConflict; an
     OS failure before the rename (full disk, EIO, read-only) is DiskWriteError, with the
@@ -175,11 +175,11 @@ def atomic_write(path: Path, data: bytes, expected: DiskBase) -> DiskBase:
     if not same_content(current, expected):
         raise CommitConflict(str(path), "the file changed on disk since the shadow was based on it")
     try:
-        _write_and_rename(path, data, _mode_for(path))
+        _write_and_rename(path, data, _mode_for(path) if mode is None else mode)
     except OSError as exc:
         raise DiskWriteError(str(path), exc) from exc
     try:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except OSError as exc:  # renamed already: the new version is what the disk holds
         log.warning("%s: folder not synced after the write (%s)", path, exc)
     st = os.stat(path)
@@ -216,7 +216,7 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .disk import TEMP_SUFFIX, read_text, resolve_inside, same_content
+from .disk import MISSING, TEMP_SUFFIX, read_text, resolve_inside, same_content
 from .document import ShadowDocument
 from .model import ShadowError
 from .save_lock import TakeResult
@@ -50,6 +50,12 @@ def follow_disk(store: DocumentStore, doc: ShadowDocument) -> DiskEvent | None:
     Path.write_text truncates, then writes, and a watcher that read the empty file first
     must not take the full one for a conflict, nor keep the empty one as the base."""
     edited = doc.pending and not doc.awaiting_reload
+    if doc.deleted and not doc.path.exists():  # the disk agrees with the shadow now
+        doc.rebase(MISSING, "")
+        if not doc.open:
+            return _drop(store, doc, "deleted on disk, as in the shadow")
+        store.resolved(doc)
+        return DiskEvent(doc.uri, "rebased")
     try:
         on_disk = read_text(resolve_inside(store.root, doc.path), store.max_document_bytes)
     except ShadowError as exc:
@@ -106,7 +112,10 @@ def discard(store: DocumentStore, doc: ShadowDocument) -> None:
 
 
 def has_model_edits(doc: ShadowDocument) -> bool:
-    """The document holds model edits to discard, or ones the user took over."""
+    """The document holds model edits to discard, or ones the user took over, or is a
+    file the model deleted or created by a rename."""
+    if doc.deleted or doc.renamed_from is not None:
+        return True
     return bool(doc.model_spans) or doc.model_spans.taken_over > 0
 
 
@@ -117,7 +126,9 @@ def discard_model_edits(store: DocumentStore, doc: ShadowDocument, result: TakeR
     them, journaled anew so that a restart does not bring the model's edits back."""
     if doc.model_spans.taken_over:
         result.kept.append(doc.uri)
-    reverted = doc.revert_model_edits() > 0
+    file_op = doc.deleted or doc.renamed_from is not None
+    doc.deleted, doc.renamed_from = False, None
+    reverted = doc.revert_model_edits() > 0 or file_op
     doc.model_spans.clear()
     if reverted:
         result.discarded.append(doc.uri)

@@ -60,6 +60,10 @@ class ShadowDocument:
         # The text is the editor's buffer from before a disk change it has not reloaded
         # yet: until the user's editor sends a change, writing it would undo the change.
         self.stale_buffer = False
+        # File operations held in the shadow: the model deleted the file (its text stays,
+        # so a discard or an edit brings it back), or created it by renaming this file.
+        self.deleted = False
+        self.renamed_from: Path | None = None
 
     def __repr__(self) -> str:
         return f"ShadowDocument({self.uri!r}, version={self.version}, pending={self.pending})"
@@ -89,7 +93,12 @@ class ShadowDocument:
     @property
     def pending(self) -> bool:
         """The shadow text differs from the disk text it was based on (cached per
-        revision: comparing a 10 MB text on every query would cost O(file))."""
+        revision: comparing a 10 MB text on every query would cost O(file)). A deletion
+        is pending while the file exists; a rename's new file, until it is written."""
+        if self.deleted:
+            return self.base.exists
+        if self.renamed_from is not None:
+            return True
         if self._pending_at != self._revision:
             self._pending = len(self._text) != len(self.base_text) or self.text != self.base_text
             self._pending_at = self._revision
@@ -130,6 +139,7 @@ class ShadowDocument:
         self.version = self.version + 1 if version is None else version
         if author == "user":  # the editor's reload, or the user's own edit of its buffer
             self.stale_buffer = False
+        self.deleted = False  # an edit of a deleted file brings it back (a replay too)
         if author == "model" and events:
             self.model_edits += 1
         return events
@@ -143,6 +153,7 @@ class ShadowDocument:
         self.stale_buffer = False
 
     def rebase(self, base: DiskBase, base_text: str) -> None:
+        self.renamed_from = None  # the disk holds this file now: no longer a rename's
         self.base = base
         self.base_text = base_text
         self.stale_buffer = False

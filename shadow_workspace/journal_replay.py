@@ -12,6 +12,7 @@ from typing import Any
 from . import disk_sync
 from .disk import DiskBase
 from .document import ShadowDocument
+from .intent import finish_interrupted
 from .journal import decode_change, replay
 from .model import ShadowError
 from .model_spans import ModelSpans, Splice, narrowed
@@ -21,10 +22,12 @@ log = logging.getLogger(__name__)
 
 
 def restore_from_journal(store: DocumentStore) -> None:
-    """Replay the journal: every pending document comes back; one whose file changed on
-    disk meanwhile is a conflict (both versions kept). Then compact the journal."""
+    """Finish a commit a killed process left, then replay the journal: every pending
+    document comes back; one whose file changed on disk meanwhile is a conflict (both
+    versions kept), one the finished commit wrote is no longer pending. Then compact."""
     journal = store.journal
     assert journal is not None
+    finish_interrupted(journal.path, store.root)  # a killed commit: the new tree
     state = replay(journal.path)
     if state.holder in ("user", "model"):
         store.lock.set_holder(state.holder, "restored")  # type: ignore[arg-type]
@@ -61,6 +64,9 @@ def rebuild(snapshot: dict[str, Any], edits: list[dict[str, Any]]) -> ShadowDocu
     )
     doc.model_edits = int(snapshot.get("model_edits", 0))
     doc.model_spans = spans_of(snapshot, doc)
+    doc.deleted = bool(snapshot.get("deleted", False))
+    renamed_from = snapshot.get("renamed_from")
+    doc.renamed_from = None if renamed_from is None else Path(renamed_from)
     for record in edits:
         changes = [decode_change(change) for change in record["changes"]]
         doc.apply(changes, int(record["version"]), record.get("author", "user"))

@@ -1,8 +1,8 @@
-"""Unified diffs for agents: parse one (several files, git style or plain `diff -u`) with
-unidiff, and apply its hunks to a text, strictly: every context and removed line must be
-there (a hunk may sit a few lines away from where it says, as GNU patch allows, but no
-fuzz). Plain text in, plain text out; a patch that does not apply raises PatchError and
-changes nothing."""
+"""Unified diffs for agents: parse one (several files, git style or plain `diff -u`;
+new, deleted and renamed files as `git diff` writes them) with unidiff, and apply its
+hunks to a text, strictly: every context and removed line must be there (a hunk may sit
+a few lines away from where it says, as GNU patch allows, but no fuzz). Plain text in,
+plain text out; a patch that does not apply raises PatchError and changes nothing."""
 
 from __future__ import annotations
 
@@ -39,14 +39,20 @@ class Hunk:
 
 @dataclass(frozen=True, slots=True)
 class FilePatch:
-    path: str  # relative to the workspace root (a/ and b/ stripped), or absolute
+    """`path`: the file the patch leaves (a rename's new name), relative to the workspace
+    root (a/ and b/ stripped) or absolute; `source`: a rename's old name; `deleted`:
+    the patch removes `path`."""
+
+    path: str
     new_file: bool
     hunks: tuple[Hunk, ...]
+    source: str | None = None
+    deleted: bool = False
 
 
 def parse_patch(text: str) -> list[FilePatch]:
     """The files a unified diff changes. PatchError for anything we cannot apply:
-    malformed hunks, binary changes, deletions, renames, no file at all."""
+    malformed hunks, binary changes, a file given twice, no file at all."""
     if not isinstance(text, str):
         raise PatchError("a patch must be text")
     try:
@@ -56,7 +62,7 @@ def parse_patch(text: str) -> list[FilePatch]:
     files = [_file_patch(patched) for patched in parsed]
     if not files:
         raise PatchError("no file changes in the patch (expected a unified diff: --- +++ @@)")
-    paths = [f.path for f in files]
+    paths = [f.path for f in files] + [f.source for f in files if f.source is not None]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:
         raise PatchError(f"the patch changes {duplicates[0]} twice: give each file once")
@@ -68,17 +74,28 @@ def _file_patch(patched: unidiff.PatchedFile) -> FilePatch:
     name = target if target != DEV_NULL else source
     if patched.is_binary_file:
         raise PatchError(f"{name}: binary patches are refused (the shadow holds text files)")
-    if target == DEV_NULL:
-        raise PatchError(f"{name}: deleting files is not supported through the shadow")
-    if source not in (DEV_NULL, target):
-        raise PatchError(
-            f"{source} -> {target}: renames are not supported; give paths relative to the "
-            "workspace root, git style (a/PATH, b/PATH) or the same path on both sides"
-        )
+    if source == target == DEV_NULL:
+        raise PatchError("a file header names /dev/null on both sides")
     hunks = tuple(_hunk(hunk) for hunk in patched)
-    if not hunks:
+    if target == DEV_NULL:
+        return FilePatch(source, False, hunks, deleted=True)
+    renamed = source not in (DEV_NULL, target)
+    if renamed and not _git_rename(patched):
+        raise PatchError(
+            f"{source} -> {target}: two names without `rename from`/`rename to`; give paths "
+            "relative to the workspace root, git style (a/PATH, b/PATH) or the same path on "
+            "both sides, or the rename as `git diff` writes it"
+        )
+    if not hunks and not (renamed or patched.is_added_file):
         raise PatchError(f"{name}: no hunks (@@ ... @@) for this file")
-    return FilePatch(target, source == DEV_NULL, hunks)
+    return FilePatch(target, source == DEV_NULL, hunks, source if renamed else None)
+
+
+def _git_rename(patched: unidiff.PatchedFile) -> bool:
+    """The header says `rename from` (unidiff's is_rename also holds for a plain diff
+    whose two names differ, which may be a typo as well as a rename)."""
+    info = patched.patch_info
+    return info is not None and any(line.startswith("rename from ") for line in info)
 
 
 def _strip(path: str | None, prefix: str) -> str:

@@ -53,6 +53,8 @@ def snapshot_of(doc: ShadowDocument) -> dict[str, Any]:
         "model_edits": doc.model_edits,
         "model_spans": spans.to_records(),
         "model_spans_taken": spans.taken_over,
+        "deleted": doc.deleted,
+        "renamed_from": None if doc.renamed_from is None else str(doc.renamed_from),
     }
 
 

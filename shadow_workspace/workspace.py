@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import disk_sync, journal_replay
-from .commit import commit_document, commit_for_take
+from .commit import commit_document
 from .disk import (
     MAX_DOCUMENT_BYTES,
     read_text,
@@ -37,11 +37,12 @@ from .model import (
     UnsupportedFile,
 )
 from .model_edit import ModelEditResult, to_eol
-from .pending_diff import unified_diff
+from .pending_diff import change_set_diff
 from .project_index import ProjectIndex
 from .save_lock import Holder, LockEvent, SaveLock, TakeMode, TakeResult, check_mode
 from .size_limits import check_growth, check_text_size
 from .store import Conflict, DocumentStore
+from .tree_commit import commit_all
 
 log = logging.getLogger(__name__)
 
@@ -277,9 +278,8 @@ class ShadowWorkspace:
         chosen: TakeMode = check_mode(mode)
         with self._mutex:
             result = TakeResult(str(self.root), chosen)
-            if chosen == "commit":
-                for doc in self.pending_documents():
-                    commit_for_take(self.store, self.root, doc, result)
+            if chosen == "commit":  # all files or none (tree_commit)
+                commit_all(self.store, self.root, result)
             elif chosen == "discard":
                 documents = list(self.store.documents.values())
                 for doc in [d for d in documents if disk_sync.has_model_edits(d)]:
@@ -330,7 +330,7 @@ class ShadowWorkspace:
 
     def pending_diff(self) -> str:
         with self._mutex:
-            return "".join(unified_diff(doc, self.root) for doc in self.pending_documents())
+            return change_set_diff(self.pending_documents(), self.root)
 
     # -- disk ----------------------------------------------------------------------------
     def add_disk_listener(self, listener: DiskListener) -> Callable[[], None]:

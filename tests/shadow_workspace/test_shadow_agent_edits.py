@@ -21,11 +21,11 @@ from shadowtab.shadow_workspace.agent_edits import (
     MAX_AGENT_WRITE_BYTES,
     AgentWrite,
     LockRefused,
-    apply_patch,
     read_shadow_text,
     target_uri,
     write_texts,
 )
+from shadowtab.shadow_workspace.agent_patch import apply_patch
 from shadowtab.shadow_workspace.patching import PatchError
 
 

@@ -121,9 +121,10 @@ def test_a_read_only_root_keeps_both_versions(pending: tuple[ShadowWorkspace, Pa
     new_file = path.parent / "pkg" / "new.py"
     workspace.apply_model_edit(uri_of(new_file), INSERT)
     with read_only(path.parent):
-        result = workspace.take("commit")
-        assert not result.written and len(result.conflicts) == 2
+        result = workspace.take("commit")  # all files or none: it stops at the first
+        assert not result.written and len(result.conflicts) == 1
         assert all("cannot write" in c["error"] for c in result.conflicts), result.conflicts
+    assert len(workspace.pending_uris()) == 2
     assert_untouched(workspace, path, before)
     assert not new_file.parent.exists()
 

@@ -94,8 +94,8 @@ def test_several_files() -> None:
         ("just some text\nnot a diff\n", "no file changes"),
         ("--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,2 @@\n a\n-b\n", "malformed patch"),
         ("--- a/x.py\n+++ b/x.py\n", "no hunks"),
-        ("--- a/x.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", "deleting files"),
-        ("--- a/x.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n", "renames are not supported"),
+        ("--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+a\n", "both sides"),
+        ("--- a/x.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n", "without `rename from`"),
         (
             "diff --git a/x.bin b/x.bin\nindex 1..2 100644\n"
             "Binary files a/x.bin and b/x.bin differ\n",
