@@ -1,9 +1,11 @@
-"""Control verbs for coding agents (the CLI's `shadowtab shadow write|apply|read|lint`
-and the MCP server): edits go into the shadow as model edits (shadow_workspace's
-agent_edits), editors showing the files get them pushed into their buffers, and each
-write answers with the diagnostics it added and removed. Control socket only: editors
-have shadowtab.shadow.applyEdit. The daemon adds them to the hub's control commands
-(add_agent_commands) when it builds the hub; the hub itself knows nothing of agents."""
+"""Control verbs for coding agents (the CLI's `shadowtab shadow
+write|apply|rm|mv|read|lint` and the MCP server): edits, deletes and renames go into the
+shadow as model edits (shadow_workspace's agent_edits, agent_file_ops), editors showing
+the files get them pushed into their buffers, and each write answers with the
+diagnostics it added and removed (imports checked against the shadow's files). Control
+socket only: editors have shadowtab.shadow.applyEdit. The daemon adds them to the hub's
+control commands (add_agent_commands) when it builds the hub; the hub itself knows
+nothing of agents."""
 
 from __future__ import annotations
 
@@ -24,7 +26,14 @@ from shadowtab.shadow_workspace.agent_edits import (
     target_uri,
     write_texts,
 )
+from shadowtab.shadow_workspace.agent_file_ops import (
+    AgentDelete,
+    AgentRename,
+    apply_changes,
+    shadow_file_exists,
+)
 from shadowtab.shadow_workspace.agent_patch import apply_patch
+from shadowtab.shadow_workspace.import_check import check_imports
 
 if TYPE_CHECKING:
     from shadowtab.lsp.commands import CommandHandler
@@ -87,6 +96,8 @@ class AgentCommands:
             "shadow.read": self.read,
             "shadow.write": self.write,
             "shadow.apply": self.apply,
+            "shadow.rm": self.remove,
+            "shadow.mv": self.rename,
             "shadow.lint": self.lint,
             "shadow.request_commit": self.request_commit,
         }
@@ -139,6 +150,28 @@ class AgentCommands:
         written = await asyncio.to_thread(apply_patch, workspace, patch, take)
         return await self._after_write(workspace, written, before)
 
+    async def remove(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Delete a file in the shadow (the disk keeps it until the user commits)."""
+        workspace = self._workspace_of(args)
+        uri = target_uri(workspace, _string(args, "path"))
+        change = AgentDelete(uri, _optional(args, "expected_sha256"))
+        return await self._change(workspace, [change], bool(args.get("take", False)))
+
+    async def rename(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Rename a file in the shadow, its text unchanged or replaced by "text"."""
+        workspace = self._workspace_of(args)
+        old = target_uri(workspace, _string(args, "path"))
+        new = target_uri(workspace, _string(args, "new_path"))
+        change = AgentRename(old, new, _optional(args, "text"), _optional(args, "expected_sha256"))
+        return await self._change(workspace, [change], bool(args.get("take", False)))
+
+    async def _change(
+        self, workspace: ShadowWorkspace, changes: list[Any], take: bool
+    ) -> dict[str, Any]:
+        before = _lock_view(workspace)
+        written = await asyncio.to_thread(apply_changes, workspace, changes, take)
+        return await self._after_write(workspace, written, before)
+
     async def request_commit(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self._workspace_of(args)
         status = workspace.lock_status()
@@ -174,8 +207,8 @@ class AgentCommands:
         return {**workspace.lock_status(), "files": [reply for reply, _ in deltas]}
 
     def _show_in_editors(self, item: WrittenFile) -> None:
-        if item.before == item.after:
-            return
+        if item.before == item.after or item.operation == "delete":
+            return  # a deleted file's buffer keeps its text: the user reviews the delete
         self._predictions.on_document_changed(item.uri)
         if item.shown:
             for session in self._workspaces.sessions_with(item.uri):
@@ -188,7 +221,7 @@ class AgentCommands:
         editors showing it, or to all while it is a pending model edit no editor shows.
         Not when the text moved on meanwhile (a keystroke brings its own lint)."""
         doc = workspace.document(item.uri)
-        if doc is None or doc.text != item.after:
+        if doc is None or doc.text != item.after or doc.deleted:
             return
         if not self._workspaces.sessions_with(item.uri) and not (
             workspace.lock.model_holds and doc.pending
@@ -200,12 +233,17 @@ class AgentCommands:
         self, workspace: ShadowWorkspace, item: WrittenFile
     ) -> tuple[dict[str, Any], list[Diagnostic]]:
         language = item.language_id or None
-        (old, _), (new, failures) = await asyncio.gather(
-            self._lint(workspace, item.path, item.before, language),
-            self._lint(workspace, item.path, item.after, language),
-        )
+        if item.operation == "delete":  # nothing left to lint
+            old, new, failures = [], [], {}
+        else:
+            (old, _), (new, failures) = await asyncio.gather(
+                self._lint(workspace, item.path, item.before, language),
+                self._lint(workspace, item.path, item.after, language),
+            )
         reply = {
             **_where(workspace, item.path),
+            "operation": item.operation,
+            "source": None if item.source is None else _where(workspace, item.source)["path"],
             "uri": item.uri,
             "changed": item.before != item.after,
             "pending": item.result.pending,
@@ -234,7 +272,11 @@ class AgentCommands:
         diagnostics = await self._lint_cache.lint(str(path), text, run)
         if failures:  # a degraded lint (a linter timed out...) is no base for the next delta
             self._lint_cache.forget(str(path), text)
-        return diagnostics, failures
+        # Not cached: whether an import resolves depends on the shadow's files, not the text
+        imports = await asyncio.to_thread(
+            check_imports, path, text, workspace.root, lambda p: shadow_file_exists(workspace, p)
+        )
+        return [*diagnostics, *imports], failures
 
 
 def _existing_text(workspace: ShadowWorkspace, uri: str) -> ShadowText:
@@ -269,6 +311,13 @@ def _string(args: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f'"{key}" must be a string')
     return value
+
+
+def _optional(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string')
+    return value or None
 
 
 def _agent_write(workspace: ShadowWorkspace, item: Any) -> AgentWrite:

@@ -25,8 +25,9 @@ logger = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT_S = 60.0
 INSTRUCTIONS = (
-    "Edit files through shadowtab's shadow workspace: write_file and apply_patch put your "
-    "edits in the shadow (never on disk) while the model holds the save lock; the user's "
+    "Edit files through shadowtab's shadow workspace: write_file, apply_patch, delete_file "
+    "and rename_file put your edits in the shadow (never on disk) while the model holds the "
+    "save lock; the user's "
     "editor shows them, and each write answers with the lint diagnostics it added and "
     "removed. read_file sees your pending edits. When done, call request_commit: the user "
     "reviews and commits. If the user holds the lock, pass take_lock=true (refused while "
@@ -148,12 +149,50 @@ def build_server(roots: Roots, link: DaemonLink, take_by_default: bool = False) 
         patch: str, root: str | None = None, take_lock: bool | None = None
     ) -> dict[str, Any]:
         """Apply a unified diff (git style a/PATH b/PATH, paths relative to the workspace
-        root; several files at once) to the shadow workspace: every file or none; a hunk
-        whose context does not match changes nothing. Returns the lint diagnostics it
+        root; several files at once; new, deleted and renamed files as `git diff` writes
+        them) to the shadow workspace: every file or none; a hunk whose context does not
+        match changes nothing. Returns the lint diagnostics it
         added and removed per file."""
         return await link.call(
             "shadow.apply", root=roots.root(root), patch=patch, take=take(take_lock)
         )
+
+    @server.tool()
+    async def delete_file(
+        path: str, take_lock: bool | None = None, expected_sha256: str | None = None
+    ) -> dict[str, Any]:
+        """Delete a file in the shadow workspace; the disk keeps it until the user commits
+        (a discard brings it back). expected_sha256: refuse if the file changed since you
+        read it."""
+        root, absolute = roots.locate(path)
+        fields: dict[str, Any] = {"path": absolute, "take": take(take_lock)}
+        if expected_sha256:
+            fields["expected_sha256"] = expected_sha256
+        return await link.call("shadow.rm", root=root, **fields)
+
+    @server.tool()
+    async def rename_file(
+        path: str,
+        new_path: str,
+        content: str | None = None,
+        take_lock: bool | None = None,
+        expected_sha256: str | None = None,
+    ) -> dict[str, Any]:
+        """Rename (move) a file in the shadow workspace, never over an existing file; its
+        text stays, or becomes `content`. The disk changes when the user commits: the new
+        file is written, then the old one removed. Update the imports with write_file or
+        apply_patch; the diagnostics check imports against the shadow's files.
+        expected_sha256: refuse if the old file changed since you read it."""
+        root, absolute = roots.locate(path)
+        new_root, new_absolute = roots.locate(new_path)
+        if new_root != root:
+            raise ToolError(f"{path} and {new_path} are in different workspace roots")
+        fields: dict[str, Any] = {"path": absolute, "new_path": new_absolute}
+        if content is not None:
+            fields["text"] = content
+        if expected_sha256:
+            fields["expected_sha256"] = expected_sha256
+        return await link.call("shadow.mv", root=root, take=take(take_lock), **fields)
 
     @server.tool()
     async def diagnostics(path: str) -> dict[str, Any]:

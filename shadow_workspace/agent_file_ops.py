@@ -25,6 +25,7 @@ from .agent_edits import (
     put_back,
     read_shadow_text,
 )
+from .disk import path_to_uri
 from .model import ShadowError
 from .model_edit import ModelEditResult
 from .workspace import ShadowWorkspace
@@ -172,3 +173,12 @@ def _undo(workspace: ShadowWorkspace, written: WrittenFile) -> None:
         doc.renamed_from = None
     put_back(workspace, written)
     workspace.unload_if_clean(written.uri)
+
+
+def shadow_file_exists(workspace: ShadowWorkspace, path: Path) -> bool:
+    """`path` is a file as the shadow sees it: pending creations, deletes and renames
+    included (import_check's view of the workspace)."""
+    doc = workspace.document(path_to_uri(path))
+    if doc is not None:
+        return not doc.deleted and (doc.base.exists or doc.pending)
+    return path.is_file()

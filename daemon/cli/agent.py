@@ -1,8 +1,9 @@
-"""`shadowtab shadow write|apply|read|lint`: coding agents and scripts edit through the
-shadow workspace. Writes land in the shadow as model edits (the disk changes only when
-the user commits), editors showing the files see them, and each write prints the
-diagnostics it added and removed. These commands start the daemon when it is not
-running (as `shadowtab lsp` does): an agent's script needs no setup step."""
+"""`shadowtab shadow write|apply|rm|mv|read|lint`: coding agents and scripts edit through
+the shadow workspace. Writes, deletes and renames land in the shadow as model edits
+(the disk changes only when the user commits), editors showing the files see them, and
+each write prints the diagnostics it added and removed. These commands start the
+daemon when it is not running (as `shadowtab lsp` does): an agent's script needs no
+setup step."""
 
 from __future__ import annotations
 
@@ -35,15 +36,28 @@ def register_actions(actions: Actions) -> None:
         metavar="FILE",
         help="read the new text from FILE (default: standard input)",
     )
-    write.add_argument(
-        "--if-match",
-        metavar="SHA256",
-        help="refuse unless the shadow text is still the one with this sha256 (from `read --json`)",
-    )
+    _add_if_match(write)
     _add_take(write)
-    apply = _action(actions, "apply", "apply a unified diff to the shadow: every file or none")
+    apply = _action(
+        actions,
+        "apply",
+        "apply a unified diff (git diff's deletes and renames too) to the shadow: every file "
+        "or none",
+    )
     apply.add_argument("patch", metavar="PATCH", help="the patch file, or - for standard input")
     _add_take(apply)
+    remove = _action(actions, "rm", "delete a file in the shadow (the disk keeps it until commit)")
+    remove.add_argument("path", metavar="PATH")
+    _add_if_match(remove)
+    _add_take(remove)
+    move = _action(actions, "mv", "rename a file in the shadow (never over an existing file)")
+    move.add_argument("path", metavar="OLD")
+    move.add_argument("new_path", metavar="NEW")
+    move.add_argument(
+        "--from", dest="source", metavar="FILE", help="the new file's text (default: OLD's)"
+    )
+    _add_if_match(move)
+    _add_take(move)
     read = _action(actions, "read", "print a file's text as the shadow holds it")
     read.add_argument("path", metavar="PATH")
     lint = _action(
@@ -64,6 +78,14 @@ def _action(actions: Actions, name: str, text: str) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the reply as one JSON object")
     parser.set_defaults(func=run_agent_command, shadow_command=name)
     return parser
+
+
+def _add_if_match(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--if-match",
+        metavar="SHA256",
+        help="refuse unless the shadow text is still the one with this sha256 (from `read --json`)",
+    )
 
 
 def _add_take(parser: argparse.ArgumentParser) -> None:
@@ -104,11 +126,25 @@ def _build_request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         return f"shadow.{name}", {"root": root, "path": _absolute(args.path)}
     if name == "apply":
         return "shadow.apply", {"root": root, "patch": _input(args.patch), "take": args.take}
+    if name in ("rm", "mv"):
+        return _file_op(args, root)
     text = _input(args.source or "-")
     item: dict[str, Any] = {"path": _absolute(args.path), "text": text}
     if args.if_match:
         item["expected_sha256"] = args.if_match
     return "shadow.write", {"root": root, "files": [item], "take": args.take}
+
+
+def _file_op(args: argparse.Namespace, root: str) -> tuple[str, dict[str, Any]]:
+    fields: dict[str, Any] = {"root": root, "path": _absolute(args.path), "take": args.take}
+    if args.if_match:
+        fields["expected_sha256"] = args.if_match
+    if args.shadow_command == "rm":
+        return "shadow.rm", fields
+    fields["new_path"] = _absolute(args.new_path)
+    if args.source:
+        fields["text"] = _input(args.source)
+    return "shadow.mv", fields
 
 
 def _absolute(path: str) -> str:
@@ -166,6 +202,10 @@ def _print_write(reply: dict[str, Any]) -> None:
         path = item["path"]
         state = "pending in the shadow" if item.get("pending") else "same as the disk"
         verb = "wrote" if item.get("changed") else "unchanged"
+        if item.get("operation") == "delete":
+            verb = "deleted"
+        elif item.get("operation") == "rename":
+            verb, path = "renamed", f"{item.get('source')} -> {path}"
         print(f"{verb}: {path} ({state})")
         for diagnostic in item.get("added", []):
             print(f"  + {describe(diagnostic, path)}")
@@ -192,4 +232,11 @@ def _print_lint(reply: dict[str, Any]) -> None:
         print(f"! {linter} did not run: {why}", file=sys.stderr)
 
 
-PRINTERS = {"write": _print_write, "apply": _print_write, "read": _print_read, "lint": _print_lint}
+PRINTERS = {
+    "write": _print_write,
+    "apply": _print_write,
+    "rm": _print_write,
+    "mv": _print_write,
+    "read": _print_read,
+    "lint": _print_lint,
+}
