@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from file_ops_helpers import agent_changes, make_tree, texts
 from shadow_helpers import disk_snapshot, uri_of
 from shadowtab.shadow_workspace import PathOutsideRoot, ShadowError, ShadowWorkspace
 from shadowtab.shadow_workspace.agent_edits import AgentWrite, StaleText, read_shadow_text
@@ -20,31 +21,6 @@ from shadowtab.shadow_workspace.agent_file_ops import (
     apply_changes,
 )
 from shadowtab.shadow_workspace.agent_patch import apply_patch
-
-FILES = {
-    "pkg/__init__.py": "",
-    "pkg/old.py": "def helper():\n    return 1\n",
-    "pkg/gone.py": "GONE = True\n",
-    "main.py": "from pkg.old import helper\nfrom pkg.gone import GONE\n\nprint(helper(), GONE)\n",
-    "tool.sh": "#!/bin/sh\necho hi\n",
-}
-
-
-def make_tree(folder: Path) -> None:
-    for name, text in FILES.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (folder / "tool.sh").chmod(0o755)
-
-
-def texts(folder: Path) -> dict[str, tuple[str, int]]:
-    """Every file below `folder` (no .git): its text and mode."""
-    found = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and ".git" not in path.relative_to(folder).parts:
-            found[str(path.relative_to(folder))] = (path.read_text(), path.stat().st_mode & 0o777)
-    return found
 
 
 def git(folder: Path, *args: str, stdin: str | None = None) -> str:
@@ -59,21 +35,6 @@ def git(folder: Path, *args: str, stdin: str | None = None) -> str:
 def tree(root: Path) -> Path:
     make_tree(root)
     return root
-
-
-def agent_changes(root: Path) -> list[AgentWrite | AgentDelete | AgentRename]:
-    """A module created, one renamed (its text changed), one deleted, the imports edited."""
-    return [
-        AgentWrite(uri_of(root / "pkg/new.py"), "from pkg.util import helper\n\nX = helper()\n"),
-        AgentRename(
-            uri_of(root / "pkg/old.py"),
-            uri_of(root / "pkg/util.py"),
-            "def helper():\n    return 2\n",
-        ),
-        AgentDelete(uri_of(root / "pkg/gone.py")),
-        AgentWrite(uri_of(root / "main.py"), "from pkg.util import helper\n\nprint(helper())\n"),
-        AgentRename(uri_of(root / "tool.sh"), uri_of(root / "bin/tool.sh")),
-    ]
 
 
 def test_file_ops_are_held_in_the_shadow_and_committed_as_git_applies_them(
