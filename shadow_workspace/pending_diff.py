@@ -86,8 +86,16 @@ def change_set_diff(docs: list[ShadowDocument], root: Path) -> str:
         elif doc.deleted and doc.path not in renamed:
             parts.append(deletion_diff(doc, root))
         elif not doc.deleted:
-            parts.append(unified_diff(doc, root))
+            parts.append(_git_header(doc, root) + unified_diff(doc, root))
     return "".join(parts)
+
+
+def _git_header(doc: ShadowDocument, root: Path) -> str:
+    """Every file gets git's header: after a rename without hunks, a bare `---` line
+    would be read as that rename's."""
+    name = relative_name(doc.path, root)
+    new_file = "" if doc.base.exists else "new file mode 100644\n"
+    return f"diff --git a/{name} b/{name}\n{new_file}"
 
 
 def file_mode(path: Path) -> str:

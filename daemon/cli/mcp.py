@@ -16,9 +16,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mcp",
         help="serve MCP on stdio: coding agents edit through the shadow workspace",
-        description="An MCP server on stdio (for Claude Code, Cursor, Zed, ...): read, write "
-        "and patch files in the shadow workspace, see their diagnostics, the lock and the "
-        "pending edits, ask the user for a commit. Starts the daemon if needed.",
+        description="An MCP server on stdio (for Claude Code, Cursor, Zed, ...): read, write, "
+        "patch, delete and rename files in the shadow workspace, see their diagnostics, the "
+        "lock and the pending edits, ask the user for a commit. Starts the daemon if needed.",
         epilog=EPILOG,
     )
     parser.add_argument(
