@@ -233,9 +233,10 @@ class AgentCommands:
         self, workspace: ShadowWorkspace, item: WrittenFile
     ) -> tuple[dict[str, Any], list[Diagnostic]]:
         language = item.language_id or None
-        if item.operation == "delete":  # nothing left to lint
-            old, new, failures = [], [], {}
-        else:
+        old: list[Diagnostic] = []
+        new: list[Diagnostic] = []
+        failures: dict[str, str] = {}
+        if item.operation != "delete":  # a deleted file has nothing left to lint
             (old, _), (new, failures) = await asyncio.gather(
                 self._lint(workspace, item.path, item.before, language),
                 self._lint(workspace, item.path, item.after, language),
