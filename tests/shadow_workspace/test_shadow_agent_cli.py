@@ -1,4 +1,4 @@
-"""`shadowtab shadow write|apply|read|lint` against a real daemon (engine off, the
+"""`shadowtab shadow write|apply|mv|rm|read|lint` against a real daemon (engine off, the
 default linters: ruff and the Python compiler): edits land in the shadow and not on
 disk, each write prints the diagnostics it added and removed, refusals are clear and
 change nothing, the user's commit writes the disk."""
@@ -173,3 +173,48 @@ def test_read_and_lint_of_a_missing_file(daemon_dirs: Path) -> None:
     for action in ("read", "lint"):
         missing = cli(project, "shadow", action, "nothing.py")
         assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_mv_and_rm_are_held_in_the_shadow_until_the_commit(daemon_dirs: Path) -> None:
+    """`shadow mv` (with --from and --if-match) and `shadow rm`: printed, shown by `shadow
+    diff` as git diff shows them, refused over an existing file or outside the root."""
+    project = daemon_dirs
+    (project / "pkg").mkdir()
+    (project / "pkg" / "old.py").write_text("def helper():\n    return 1\n")
+    (project / "pkg" / "gone.py").write_text("GONE = 1\n")
+    (project / "new_text.py").write_text("def helper():\n    return 2\n")
+    sha = as_json(cli(project, "shadow", "read", "pkg/old.py", "--json"))["sha256"]
+    disk = disk_snapshot(project)
+
+    stale = cli(project, "shadow", "mv", "pkg/old.py", "pkg/util.py", "--take", "--if-match", "0")
+    assert stale.returncode == 1 and "changed since it was read" in stale.stderr
+    over = cli(project, "shadow", "mv", "pkg/old.py", "pkg/gone.py", "--take")
+    assert over.returncode == 1 and "exists" in over.stderr
+    outside = cli(project, "shadow", "rm", "../elsewhere.py", "--take")
+    assert outside.returncode == 1 and "outside" in outside.stderr
+    moved = cli(
+        project,
+        "shadow",
+        "mv",
+        "pkg/old.py",
+        "pkg/util.py",
+        "--from",
+        "new_text.py",
+        "--if-match",
+        str(sha),
+        "--take",
+    )
+    assert moved.returncode == 0, moved.stderr
+    assert "renamed: pkg/old.py -> pkg/util.py (pending in the shadow)" in moved.stdout
+    removed = cli(project, "shadow", "rm", "pkg/gone.py")
+    assert removed.returncode == 0 and "deleted: pkg/gone.py" in removed.stdout
+    diff = cli(project, "shadow", "diff")
+    assert "rename from pkg/old.py\nrename to pkg/util.py\n" in diff.stdout
+    assert "-    return 1\n+    return 2\n" in diff.stdout
+    assert "deleted file mode 100644\n" in diff.stdout
+    assert disk_snapshot(project) == disk  # the shadow only
+
+    committed = cli(project, "lock", "take", "--commit")
+    assert committed.returncode == 0, committed.stderr
+    assert not (project / "pkg" / "old.py").exists() and not (project / "pkg" / "gone.py").exists()
+    assert (project / "pkg" / "util.py").read_text() == "def helper():\n    return 2\n"
