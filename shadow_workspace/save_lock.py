@@ -39,6 +39,7 @@ class TakeResult:
     mode: TakeMode
     holder: Holder = "user"
     written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # files deleted (or renamed away)
     discarded: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)

@@ -139,7 +139,7 @@ def _run(store: DocumentStore, root: Path, steps: list[Step], result: TakeResult
             _undo(store, undone)
         return
     for step in steps:
-        result.written.append(step.doc.uri)
+        (result.written if step.data is not None else result.removed).append(step.doc.uri)
         if step.data is None and not step.doc.open:
             store.forget(step.doc)
         else:

@@ -143,6 +143,8 @@ def _print_lock(reply: dict[str, Any]) -> None:
     print(f"lock: {reply.get('holder')} holds {reply.get('root')} ({state})")
     for uri in reply.get("written", []):
         print(f"written:   {uri}")
+    for uri in reply.get("removed", []):
+        print(f"removed:   {uri}")
     for uri in reply.get("discarded", []):
         print(f"discarded: {uri}")
     for uri in reply.get("kept", []):

@@ -216,5 +216,6 @@ def test_mv_and_rm_are_held_in_the_shadow_until_the_commit(daemon_dirs: Path) ->
 
     committed = cli(project, "lock", "take", "--commit")
     assert committed.returncode == 0, committed.stderr
+    assert f"removed:   {(project / 'pkg' / 'gone.py').as_uri()}" in committed.stdout
     assert not (project / "pkg" / "old.py").exists() and not (project / "pkg" / "gone.py").exists()
     assert (project / "pkg" / "util.py").read_text() == "def helper():\n    return 2\n"

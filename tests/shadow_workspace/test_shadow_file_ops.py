@@ -65,6 +65,8 @@ def test_file_ops_are_held_in_the_shadow_and_committed_as_git_applies_them(
 
     result = workspace.take("commit")
     assert result.ok and not workspace.has_pending(), result
+    assert sorted(Path(uri).name for uri in result.removed) == ["gone.py", "old.py", "tool.sh"]
+    assert len(result.written) == 4
     assert texts(tree) == texts(copy)
     assert (tree / "bin/tool.sh").stat().st_mode & 0o777 == 0o755  # a rename keeps the mode
 
