@@ -92,6 +92,12 @@ def _check_existing(workspace: ShadowWorkspace, uri: str, expected: str | None) 
     current = read_shadow_text(workspace, uri)
     if not current.exists:
         raise FileOpConflict(f"no such file: {current.path} (neither in the shadow nor on disk)")
+    doc = workspace.document(uri)
+    if doc is not None and doc.open and doc.pending and not doc.model_edits:
+        raise FileOpConflict(  # a commit would remove the user's typing with the file
+            f"{current.path} has unsaved edits in the user's editor: nothing changed "
+            "(ask the user to save or discard them first)"
+        )
     if expected is not None and expected != current.sha256:
         raise StaleText(
             f"{current.path} changed since it was read (sha256 {current.sha256[:12]}..., "

@@ -219,3 +219,16 @@ def test_an_empty_file_renamed_stays_pending(workspace: ShadowWorkspace, tree: P
     assert workspace.pending_diff().count("rename from pkg/__init__.py") == 1
     assert workspace.take("commit").ok
     assert new.read_text() == "" and not old.exists()
+
+
+def test_a_file_with_the_users_unsaved_typing_is_not_deleted(
+    workspace: ShadowWorkspace, tree: Path
+) -> None:
+    path = tree / "pkg/gone.py"
+    workspace.open_document(uri_of(path), "GONE = 'typed, not saved'\n", 1, "python", editor=1)
+    workspace.release()
+    with pytest.raises(FileOpConflict, match="unsaved edits"):
+        apply_changes(workspace, [AgentRename(uri_of(path), uri_of(tree / "pkg/moved.py"))])
+    with pytest.raises(FileOpConflict, match="unsaved edits"):
+        apply_changes(workspace, [AgentDelete(uri_of(path))])
+    assert workspace.pending_uris() == [uri_of(path)]
