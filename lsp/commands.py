@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowtab.lsp.edits_push import push_text
-from shadowtab.shadow_workspace import TAKE_MODES, ShadowError
+from shadowtab.shadow_workspace import TAKE_MODES, ShadowError, path_to_uri
+from shadowtab.shadow_workspace.partial_take import take_some
+from shadowtab.shadow_workspace.save_lock import TakeMode
 
 if TYPE_CHECKING:
     from shadowtab.lsp.workspace_registry import WorkspaceRegistry
@@ -35,6 +37,8 @@ class CommandRunner:
             "lock.toggle": self.lock_toggle,
             "shadow.diff": self.shadow_diff,
             "shadow.pending": self.shadow_pending,
+            "shadow.commit": self.shadow_commit,
+            "shadow.discard": self.shadow_discard,
         }
         # Commands of the control socket only, added by the daemon (the coding agents'
         # verbs: editors have applyEdit).
@@ -123,6 +127,25 @@ class CommandRunner:
     async def shadow_pending(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         return {**workspace.lock_status(), "files": workspace.pending_uris()}
+
+    async def shadow_commit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Commit some pending files (`files`: URIs or absolute paths); the lock stays."""
+        return await self._take_some(args, "commit")
+
+    async def shadow_discard(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Discard the model's edits, deletes and renames of some pending files."""
+        return await self._take_some(args, "discard")
+
+    async def _take_some(self, args: dict[str, Any], mode: TakeMode) -> dict[str, Any]:
+        workspace = self.workspace(args)
+        files = args.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ValueError('"files" must be a list of file URIs or absolute paths')
+        uris = [f if f.startswith("file:") else path_to_uri(Path(f).absolute()) for f in files]
+        shown = shown_texts(workspace)
+        result = await asyncio.to_thread(take_some, workspace, mode, uris)
+        self.sync_editors(workspace, shown)
+        return result.to_dict()
 
     def sync_editors(self, workspace: ShadowWorkspace, shown: dict[str, str]) -> None:
         """After the shadow changed under the editors (discard, commit): bring every

@@ -51,9 +51,15 @@ class Step:
     renamed_from: Path | None = None  # as the document had it, once done
 
 
-def commit_all(store: DocumentStore, root: Path, result: TakeResult) -> None:
-    """Commit every pending document that has no conflict, all of them or none."""
-    steps = plan(store, root, result)
+def commit_all(
+    store: DocumentStore,
+    root: Path,
+    result: TakeResult,
+    only: list[ShadowDocument] | None = None,
+) -> None:
+    """Commit every pending document (or those `only` names) that has no conflict, all
+    of them or none."""
+    steps = plan(store, root, result, store.pending_documents() if only is None else only)
     if not steps:
         return
     intent = None if store.journal is None else intent_path(store.journal.path)
@@ -66,9 +72,10 @@ def commit_all(store: DocumentStore, root: Path, result: TakeResult) -> None:
             clear_intent(intent)
 
 
-def plan(store: DocumentStore, root: Path, result: TakeResult) -> list[Step]:
+def plan(
+    store: DocumentStore, root: Path, result: TakeResult, docs: list[ShadowDocument]
+) -> list[Step]:
     """The steps, writes before removals; conflicts recorded (and left out) first."""
-    docs = store.pending_documents()
     steps: dict[Path, Step] = {}
     refused: set[Path] = set()
     for doc in docs:

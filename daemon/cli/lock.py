@@ -1,5 +1,6 @@
-"""`shadowtab lock status|take|release|toggle`, `shadowtab shadow diff|pending` (the agents'
-`shadow write|apply|read|lint` live in agent.py) and
+"""`shadowtab lock status|take|release|toggle`, `shadowtab shadow
+diff|pending|commit|discard` (the agents' `shadow write|apply|rm|mv|read|lint` live in
+agent.py) and
 `shadowtab run -- CMD...`: the save lock and the shadow workspace from the shell, through
 the daemon's control socket."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -83,7 +85,15 @@ def _register_shadow(subparsers: Subparsers) -> None:
         action = actions.add_parser(name, help=text, description=text, epilog=EPILOG)
         _add_root(action)
         action.set_defaults(func=run_shadow, shadow_command=name)
-    register_agent_actions(actions)  # write, apply, read, lint
+    for name, text in (
+        ("commit", "write some pending files to disk (a rename's two files together)"),
+        ("discard", "drop the model's edits, deletes and renames of some pending files"),
+    ):
+        action = actions.add_parser(name, help=text, description=text, epilog=EPILOG)
+        action.add_argument("files", nargs="+", metavar="FILE")
+        _add_root(action)
+        action.set_defaults(func=run_shadow, shadow_command=name)
+    register_agent_actions(actions)  # write, apply, rm, mv, read, lint
 
 
 def _register_run(subparsers: Subparsers) -> None:
@@ -157,12 +167,19 @@ def _print_lock(reply: dict[str, Any]) -> None:
 
 # -- shadow ----------------------------------------------------------------------------------
 def run_shadow(args: argparse.Namespace) -> int:
-    code, reply = _call(f"shadow.{args.shadow_command}", args)
+    name = args.shadow_command
+    fields = {}
+    if name in ("commit", "discard"):  # as the shell user means them: from the cwd
+        fields["files"] = [os.path.abspath(path) for path in args.files]
+    code, reply = _call(f"shadow.{name}", args, **fields)
     if reply is None:
         return code
     if args.json:
         print(json.dumps(reply, default=str))
-    elif args.shadow_command == "diff":
+    elif name in ("commit", "discard"):
+        _print_lock(reply)
+        return EXIT_FAILURE if reply.get("conflicts") else EXIT_OK
+    elif name == "diff":
         print(reply.get("diff", ""), end="")
     else:
         for uri in reply.get("files", []):

@@ -39,6 +39,8 @@ async def test_control_commands_and_status(hub: Hub, root: Path) -> None:
         "lock.toggle",
         "shadow.diff",
         "shadow.pending",
+        "shadow.commit",
+        "shadow.discard",
     }
     assert set(hub.commands.editor_names()) == hub.control_commands()
     status = await hub.control("lock.status", {"root": str(root)})

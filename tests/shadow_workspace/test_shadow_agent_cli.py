@@ -214,6 +214,15 @@ def test_mv_and_rm_are_held_in_the_shadow_until_the_commit(daemon_dirs: Path) ->
     assert "deleted file mode 100644\n" in diff.stdout
     assert disk_snapshot(project) == disk  # the shadow only
 
+    kept = cli(project, "shadow", "discard", "pkg/gone.py")  # the user keeps that file
+    assert kept.returncode == 0 and "discarded:" in kept.stdout, kept.stderr
+    (project / "pkg" / "gone2.py").write_text("GONE = 2\n")
+    assert cli(project, "shadow", "rm", "pkg/gone.py").returncode == 0
+    assert cli(project, "shadow", "rm", "pkg/gone2.py").returncode == 0
+    some = cli(project, "shadow", "commit", "pkg/gone2.py")
+    assert some.returncode == 0 and not (project / "pkg" / "gone2.py").exists(), some.stderr
+    assert (project / "pkg" / "gone.py").exists() and (project / "pkg" / "old.py").exists()
+
     committed = cli(project, "lock", "take", "--commit")
     assert committed.returncode == 0, committed.stderr
     assert f"removed:   {(project / 'pkg' / 'gone.py').as_uri()}" in committed.stdout

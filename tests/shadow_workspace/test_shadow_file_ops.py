@@ -21,6 +21,7 @@ from shadowtab.shadow_workspace.agent_file_ops import (
     apply_changes,
 )
 from shadowtab.shadow_workspace.agent_patch import apply_patch
+from shadowtab.shadow_workspace.partial_take import take_some
 
 
 def git(folder: Path, *args: str, stdin: str | None = None) -> str:
@@ -232,3 +233,24 @@ def test_a_file_with_the_users_unsaved_typing_is_not_deleted(
     with pytest.raises(FileOpConflict, match="unsaved edits"):
         apply_changes(workspace, [AgentDelete(uri_of(path))])
     assert workspace.pending_uris() == [uri_of(path)]
+
+
+def test_some_files_committed_a_rename_whole_the_rest_pending(
+    workspace: ShadowWorkspace, tree: Path
+) -> None:
+    apply_changes(workspace, agent_changes(tree), take=True)
+    # naming the rename's new file takes its old one along
+    result = take_some(workspace, "commit", [uri_of(tree / "pkg/util.py")])
+    assert result.ok and result.removed == [uri_of(tree / "pkg/old.py")]
+    assert result.written == [uri_of(tree / "pkg/util.py")]
+    assert not (tree / "pkg/old.py").exists() and (tree / "pkg/util.py").exists()
+    assert (tree / "pkg/gone.py").exists() and not (tree / "pkg/new.py").exists()
+    assert workspace.lock.holder == "model" and len(result.pending) == 5
+
+    discarded = take_some(workspace, "discard", [uri_of(tree / "pkg/gone.py")])
+    assert discarded.discarded == [uri_of(tree / "pkg/gone.py")]
+    assert read_shadow_text(workspace, uri_of(tree / "pkg/gone.py")).exists
+    assert "pkg/gone.py" not in workspace.pending_diff()
+    with pytest.raises(ShadowError, match="not pending"):
+        take_some(workspace, "commit", [uri_of(tree / "pkg/gone.py")])
+    assert len(workspace.pending_uris()) == 4
