@@ -48,6 +48,8 @@ COMMANDS = [
     "shadowtab.shadow.applyEdit",
     "shadowtab.shadow.diff",
     "shadowtab.shadow.pending",
+    "shadowtab.shadow.commit",
+    "shadowtab.shadow.discard",
     "nope",
 ]
 # Broken framing: after one of these the stream is lost (the session ends or waits).

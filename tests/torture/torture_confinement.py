@@ -1,8 +1,9 @@
 """Torture: generated URIs and paths (hosts, relative names, `..`, symlinks in and out of
 the root, percent-encoding, other schemes, directories, device files) sent through
-`shadowtab.shadow.applyEdit` and the lock commands of a real hub over a unix socket,
-with the user holding the lock (so that every accepted edit is written at once), then a
-commit. Every byte outside the editor's workspace folder is compared before and after.
+`shadowtab.shadow.applyEdit`, the agents' deletes and renames (`shadow.rm`, `shadow.mv`)
+and the lock commands of a real hub over a unix socket, with the user holding the lock
+(so that every accepted edit is written at once), then a commit. Every byte outside the
+editor's workspace folder is compared before and after.
 
 The figures:
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from shadowtab.daemon.agent_commands import add_agent_commands
 from shadowtab.inference import EngineOptions
 from shadowtab.lsp.hub import Hub, HubOptions
 
@@ -89,9 +91,23 @@ def make_sandbox(base: Path) -> tuple[Path, Path]:
     return root, outside
 
 
-def generated_uris(count: int, root: Path, outside: Path, rng: random.Random) -> list[str]:
-    names = ["x.py", "target.py", "in.py", "new dir/y.py", "", ".", "..", "%2e%2e", "\x00.py"]
-    paths = [
+NAMES = ["x.py", "target.py", "in.py", "new dir/y.py", "", ".", "..", "%2e%2e", "\x00.py"]
+
+
+def generated_paths(count: int, root: Path, outside: Path, rng: random.Random) -> list[str]:
+    """Paths as agents give them to `shadow.rm` and `shadow.mv` (relative or absolute)."""
+    paths = candidate_paths(root, outside)
+    found = []
+    for _ in range(count):
+        path = rng.choice(paths)
+        if rng.random() < 0.3:
+            path = f"{path.rstrip('/')}/{rng.choice(NAMES)}"
+        found.append(path)
+    return found
+
+
+def candidate_paths(root: Path, outside: Path) -> list[str]:
+    return [
         str(root / "sub" / "in.py"),
         str(root / "fresh.py"),
         f"{root}/../outside/target.py",
@@ -115,6 +131,10 @@ def generated_uris(count: int, root: Path, outside: Path, rng: random.Random) ->
         "../outside/target.py",
         "::::",
     ]
+
+
+def generated_uris(count: int, root: Path, outside: Path, rng: random.Random) -> list[str]:
+    names, paths = NAMES, candidate_paths(root, outside)
     schemes = [
         "file://",
         "file:",
@@ -153,6 +173,7 @@ async def drive(uris: list[str], root: Path, outside: Path, rng: random.Random) 
     state = root.parent / "state"
     options = HubOptions(state_dir=state, engine=EngineOptions(kind="off"), linters={})
     hub = Hub(options)
+    add_agent_commands(hub)  # shadow.rm and shadow.mv, as the daemon has them
     await hub.start()
     socket_path = str(root.parent / "lsp.sock")
     server = await asyncio.start_unix_server(hub.serve_connection, socket_path)
@@ -173,6 +194,8 @@ async def drive(uris: list[str], root: Path, outside: Path, rng: random.Random) 
                 await lock_command(client, rng, root, outside, uri)
                 counts["lock_commands"] += 1
         await client.command("shadowtab.lock.release")
+        paths = generated_paths(len(uris), root, outside, rng)
+        await agent_file_ops(hub, root, paths, rng, counts)
         for uri in rng.sample(uris, min(50, len(uris))):  # pending in the shadow, then committed
             await client.command("shadowtab.shadow.applyEdit", workspace_edit(uri, "# pending\n"))
         await client.command("shadowtab.lock.take", {"mode": "commit"})
@@ -187,6 +210,23 @@ async def drive(uris: list[str], root: Path, outside: Path, rng: random.Random) 
         server.close()
         await hub.close()
     return counts
+
+
+async def agent_file_ops(
+    hub: Hub, root: Path, paths: list[str], rng: random.Random, counts: dict[str, int]
+) -> None:
+    """Deletes and renames between generated paths, held in the shadow until the commit
+    that follows (a refusal is an error reply, whatever its kind)."""
+    counts.update(file_ops_accepted=0, file_ops_refused=0)
+    for old, new in zip(paths[::2], paths[1::2], strict=False):
+        args: dict[str, Any] = {"root": str(root), "path": old, "take": True}
+        if rng.random() < 0.6:
+            args["new_path"] = new
+        try:
+            await hub.control("shadow.mv" if "new_path" in args else "shadow.rm", args)
+            counts["file_ops_accepted"] += 1
+        except Exception:
+            counts["file_ops_refused"] += 1
 
 
 async def lock_command(
