@@ -1,5 +1,7 @@
 """A headless Neovim shows a file while a coding agent writes it through the shadow
-(`shadowtab shadow write`): the buffer gets the agent's edit, the disk does not."""
+(`shadowtab shadow write`): the buffer gets the agent's edit, the disk does not. The
+agent then renames and deletes files (`shadow mv`, `shadow rm`): Neovim's pending list
+shows them, commits the rename alone and discards the delete."""
 
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ AGENT_CHECKS = {
     "agent: the edit arrives in the buffer",
     "agent: the lock shows the model holding it with pending edits",
     "agent: ruff sees the unsaved edit",
+    "agent: renames and deletes in the shadow",
+    "pending list: the edit, the rename and the delete",
+    "commit one rename: both of its files, nothing else",
+    "discard the delete: the file stays, the edit is pending",
     "no Lua error",
     "the client stops cleanly",
 }
@@ -37,6 +43,9 @@ def wait_for_file(path: Path, process: subprocess.Popen[str], timeout: float) ->
 
 def test_nvim_sees_the_agents_edit(nvim: str, daemon: ShadowtabEnv, workspace: Path) -> None:
     sample = workspace / "sample.py"
+    renamed_from, renamed_to, deleted = (workspace / n for n in ("old.py", "new.py", "gone.py"))
+    renamed_from.write_text("OLD = 1\n")
+    deleted.write_text("GONE = 1\n")
     new_line = "import sys"
     config = {
         "rtp": str(NVIM_DIR),
@@ -44,6 +53,9 @@ def test_nvim_sees_the_agents_edit(nvim: str, daemon: ShadowtabEnv, workspace: P
         "file": str(sample),
         "signal_dir": str(workspace.parent),
         "expect_line": new_line,
+        "renamed_from": str(renamed_from),
+        "renamed_to": str(renamed_to),
+        "deleted": str(deleted),
     }
     editor = subprocess.Popen(
         [
@@ -73,6 +85,10 @@ def test_nvim_sees_the_agents_edit(nvim: str, daemon: ShadowtabEnv, workspace: P
                 timeout=60,
                 check=False,
             )
+            for args in (("mv", str(renamed_from), str(renamed_to)), ("rm", str(deleted))):
+                moved = daemon.run("shadow", *args, "--root", str(workspace))
+                assert moved.returncode == 0, moved.stderr
+            (workspace.parent / "agent-done").write_text("1")
     finally:
         run = finish(editor, timeout=90)
     assert written is not None, f"Neovim never attached\n{run.explain()}"

@@ -192,6 +192,9 @@ local function create_commands()
     end,
     desc = 'shadowtab: take the save lock back (commit|discard|keep)',
   })
+  command('ShadowtabPending', function()
+    lock.review()
+  end, { desc = 'shadowtab: the pending files: commit or discard one' })
   command('ShadowtabLockRelease', function()
     lock.release()
   end, { desc = 'shadowtab: give the save lock to the model' })

@@ -136,6 +136,54 @@ function M.take(mode, callback)
   end)
 end
 
+--- The pending files of the shadow (URIs): edits, deletes and renames not on disk yet.
+---@param callback fun(err: lsp.ResponseError?, files: string[])
+function M.pending(callback)
+  M.execute('shadowtab.shadow.pending', {}, function(err, result)
+    callback(err, (not err and type(result) == 'table' and result.files) or {})
+  end)
+end
+
+--- Writes some pending files to disk (a rename's two files together); the lock stays.
+---@param files string[] URIs
+function M.commit_files(files, callback)
+  M.execute('shadowtab.shadow.commit', { { files = files } }, callback)
+end
+
+--- Drops the model's edits, deletes and renames of some pending files; the lock stays.
+---@param files string[] URIs
+function M.discard_files(files, callback)
+  M.execute('shadowtab.shadow.discard', { { files = files } }, callback)
+end
+
+--- The pending list: pick a file, then commit or discard it.
+function M.review()
+  M.pending(function(err, files)
+    if err then
+      return
+    end
+    if #files == 0 then
+      util.notify('nothing is pending in the shadow')
+      return
+    end
+    vim.ui.select(files, {
+      prompt = 'shadowtab: pending files (edited, deleted or renamed in the shadow)',
+      format_item = vim.uri_to_fname,
+    }, function(uri)
+      if not uri then
+        return
+      end
+      vim.ui.select({ 'commit', 'discard' }, {
+        prompt = 'shadowtab: ' .. vim.uri_to_fname(uri),
+      }, function(choice)
+        if choice then
+          M[choice .. '_files']({ uri })
+        end
+      end)
+    end)
+  end)
+end
+
 --- For the statusline: `%{v:lua.require'shadowtab'.statusline()}`.
 ---@return string
 function M.statusline()
