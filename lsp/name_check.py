@@ -20,6 +20,7 @@ calls load builtins and stubs, about a second or two). An exception passes it to
 from __future__ import annotations
 
 import asyncio
+import keyword
 import logging
 import statistics
 import threading
@@ -63,22 +64,22 @@ def kept_length(text: str, at: int, new_text: str, visible: Visible) -> int:
     that does not resolve, all of it when every name does. `visible(text, offset)`: the
     names jedi sees at offset of text (empty: it knows nothing there)."""
     written = written_names(text, at, new_text)
-    line_names: tuple[int, frozenset[str]] | None = None  # a plain name's call, reused
+    line_names: dict[int, frozenset[str]] = {}  # a line's first plain name's call, reused
     for site in written.sites:
         if not site.member and site.name in written.defined:
             continue
         line = text.count("\n", 0, min(site.start, at)) + new_text.count(
             "\n", 0, max(0, site.start - at)
         )
-        same_line = line_names is not None and line_names[0] == line
-        if not site.member and same_line and _resolves(site, line_names[1]):
-            continue  # a name seen on this line's first call: same scope, no call
+        seen = line_names.get(line)
+        if not site.member and seen is not None and _resolves(site, seen):
+            continue  # a name seen by this line's first call: the same scope, no call
         # The name itself in the text: jedi puts a position on a line with nothing yet
         # (the end of a function's body) in the module's scope.
         scope_text = text[:at] + new_text[: max(0, site.end - at)] + text[at:]
         names = visible(scope_text, site.start)
-        if not site.member:
-            line_names = (line, names)
+        if not site.member and names:
+            line_names.setdefault(line, names)
         if not _resolves(site, names):
             return max(0, site.start - at)
     return len(new_text)
@@ -86,10 +87,25 @@ def kept_length(text: str, at: int, new_text: str, visible: Visible) -> int:
 
 def _resolves(site: Site, names: frozenset[str]) -> bool:
     if not names:
-        return True  # jedi knows nothing here: unknown is not wrong
+        # jedi knows nothing here (an object it cannot infer), or only keywords fit (a
+        # name right after an expression in broken code: lint's business, not ours).
+        return True
     if site.name in names:
         return True
+    if site.member and _dynamic(names):
+        return True
     return site.partial and any(name.startswith(site.name) for name in names)
+
+
+def _dynamic(members: frozenset[str]) -> bool:
+    """Members jedi cannot list: a `__getattr__` (argparse.Namespace, a proxy), or only
+    dunders (jedi inferred None or a bare object, as for `x: T | None` after a check
+    for None that it does not follow)."""
+    return "__getattr__" in members or all(_dunder(name) for name in members)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def worth_showing(text: str) -> bool:
@@ -139,8 +155,8 @@ class NameCheck:
             cancel.set()
             self._count("timeout")
             return candidate
-        except Exception:
-            logger.warning("name check of a suggestion failed; shown unchecked", exc_info=True)
+        except Exception as exc:  # jedi's own failures: the suggestion is not at fault
+            logger.warning("name check failed (%s: %s); shown unchecked", type(exc).__name__, exc)
             self._count("error")
             return candidate
         with self._lock:
@@ -183,7 +199,9 @@ class NameCheck:
             text, path=path, project=self._project(root), environment=self._interpreter()
         )
         self._count("jedi_calls")
-        names = frozenset(c.name.rstrip("=") for c in script.complete(line, column))
+        # Names only: a completion's `type` infers it (seconds over a module's names).
+        found = (c.name.rstrip("=") for c in script.complete(line, column))
+        names = frozenset(name for name in found if not keyword.iskeyword(name))
         self._cache[key] = names
         while len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)

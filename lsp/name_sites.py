@@ -138,7 +138,7 @@ def _binds(code: list[Token], statement: range, i: int) -> bool:
 def _targets(code: list[Token], statement: range) -> set[int]:
     """The names left of a statement's `=` at depth 0 (`a, b = ...`, `*rest`), not the
     object of an attribute or a subscript (`a.b = `, `a[i] = ` use `a`)."""
-    depth, targets = 0, []
+    depth, targets = 0, list[int]()
     for i in statement:
         text = code[i].text
         if depth == 0 and text == "=":
