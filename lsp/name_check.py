@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import keyword
 import logging
+import re
 import statistics
 import threading
 import time
@@ -80,9 +81,17 @@ def kept_length(text: str, at: int, new_text: str, visible: Visible) -> int:
         names = visible(scope_text, site.start)
         if not site.member and names:
             line_names.setdefault(line, names)
-        if not _resolves(site, names):
+        if not _resolves(site, names) and not _used_in(text, site):
             return max(0, site.start - at)
     return len(new_text)
+
+
+def _used_in(text: str, site: Site) -> bool:
+    """The document already uses the name (as a member: after a dot): what jedi cannot
+    see (a star import, a name set through globals()) the user has written, and a model
+    that repeats it is not making it up."""
+    dot = r"\.\s*" if site.member else r"(?<![\w.])"
+    return re.search(dot + re.escape(site.name) + r"(?!\w)", text) is not None
 
 
 def _resolves(site: Site, names: frozenset[str]) -> bool:

@@ -145,6 +145,15 @@ async def test_broken_code_mid_edit_is_still_checked(names: NameCheck, project: 
         assert await shown(names, project, "total + lenn(items)", broken) == "total +", above
 
 
+async def test_a_name_the_document_already_uses_passes(names: NameCheck, project: Path) -> None:
+    # jedi cannot see where `rate` comes from (a star import of a module it cannot find);
+    # the user wrote it, so a suggestion repeating it is not made up; `rtae` is.
+    doc = "from somewhere_unknown import *\n\nprint(rate, config.retries)\n@@\n"
+    assert await shown(names, project, "total = rate * 2", doc) == "total = rate * 2"
+    assert await shown(names, project, "total = rtae * 2", doc) == "total ="
+    assert await shown(names, project, "n = config.retries", doc) == "n = config.retries"
+
+
 async def test_a_next_edit_writing_an_unknown_name_is_dropped_not_cut(
     names: NameCheck, project: Path
 ) -> None:
