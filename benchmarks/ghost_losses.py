@@ -2,6 +2,7 @@
 
     python -m benchmarks.ghost_losses [--split heldout] [--cases 40] [--weights auto|q8_0]
         [--corpus DIR] [--threads N] [--data-dir DIR] [--no-lsp]
+        [--project auto|on|off] [--context-tokens N]
 
 On the split's line-completion cases (training/eval_cases.py `line`), with the daemon's
 defaults (the packaged model, its adapter merged, `engine.weights`, the `[next_edit]`
@@ -24,6 +25,12 @@ case's ghost text is followed through the stages that can drop or shorten it:
    evaluation's client waits for every answer, so a slow one is lost only to the
    server's own limits; `timing` gives its latency beside the in-process call's.
 
+With the project present (`--project`, as next_edit_eval.py's), each case's file is whole
+and its repository's Python files at the commit's parent are indexed; the in-process
+stages get the snippets the language server would choose (lsp/project_context.py) with
+`--context-tokens` (default: the daemon's `[next_edit] context_tokens`), the LSP stage
+the server's own.
+
 Scored as the evaluation's line mode (training/edit_scoring.judge_line): right when a
 non-empty prefix of the rest of the line; chars_saved_share is the share of the lines'
 remaining characters the right ones write. `lost_at` follows the cases whose raw
@@ -37,12 +44,13 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +72,19 @@ from shadowtab.inference.next_edit.predictor import (
 from shadowtab.inference.next_edit.settings import NextEditOptions
 from shadowtab.inference.next_edit.token_confidence import trace_of
 from shadowtab.lsp.prediction_check import Check, linters_check
+from shadowtab.lsp.project_context import choose
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
+from shadowtab.shadow_workspace.project_index import ProjectIndex
 
 from benchmarks.common.eval_report import quantile
 from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
 from benchmarks.common.in_process import request_of
+from benchmarks.common.project_trees import (
+    DEFAULT_MIRRORS,
+    ProjectCase,
+    lay_out,
+    project_cases,
+)
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
 from training.edit_scoring import judge_line
 from training.eval_cases import Case, cases, line_rest
@@ -85,6 +101,7 @@ class Trace:
     """One case's ghost text at each stage (None: nothing shown there)."""
 
     case: Case
+    project: ProjectCase | None = None
     shown: dict[str, str | None] = field(default_factory=dict)
     lsp_error: str | None = None
     lsp_seconds: float | None = None
@@ -111,6 +128,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
     parser.add_argument("--no-lsp", action="store_true", help="skip stage 5 (the real LSP path)")
+    parser.add_argument("--project", choices=("auto", "on", "off"), default="auto")
+    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=NextEditOptions().context_tokens,
+        help="[next_edit] context_tokens (default: the daemon's)",
+    )
     return parser.parse_args(argv)
 
 
@@ -148,17 +173,38 @@ def shown_text(completion: Completion, case: Case, threshold: float) -> str | No
     return found.edit.new_text if found is not None else None
 
 
+def with_context(
+    request: PredictionRequest, project: ProjectCase | None, scratch: Path, budget: int
+) -> PredictionRequest:
+    """The request with the snippets the language server would choose from the case's
+    project, indexed as the daemon indexes a workspace (none without a project)."""
+    if project is None or budget <= 0:
+        return request
+    root = scratch / "project"
+    path = lay_out(project, root)
+    index = ProjectIndex(root)
+    index.start()
+    try:
+        index.wait_ready(120)
+        snippets = choose(index, str(path.resolve()), request.text, request.cursor, budget)
+    finally:
+        index.close()
+        shutil.rmtree(root, ignore_errors=True)
+    return replace(request, context=snippets)
+
+
 def in_process(
     engine: Engine,
     predictor: EnginePredictor,
     source: CompletionSource,
-    case: Case,
+    trace: Trace,
     scratch: Path,
+    budget: int,
 ) -> Trace:
     """Stages 1 to 4 of one case."""
-    request: PredictionRequest = request_of(case)
+    case = trace.case
+    request = with_context(request_of(case), trace.project, scratch, budget)
     query = query_of(request)
-    trace = Trace(case)
     raw = source.complete(engine, query, None, 0.0, n=1)
     trace.shown["raw"] = shown_text(raw, case, 0.0)
     trace.shown["oracle"] = oracle_cut(case, raw)
@@ -193,12 +239,14 @@ async def over_lsp(
     """Stage 5: each case through the Hub as next_edit_eval's line mode runs it."""
     options = engine_options(args, data_dir)
     options.pop("data_dir")
-    variant = variants(None, None, None, args.threads, engine=options)[0]
+    variant = variants(
+        None, None, None, args.threads, engine=options, context_tokens=[args.context_tokens]
+    )[0]
     hub, client, described = await start_hub(variant, scratch, data_dir)
     runner = CaseRunner(hub, client, scratch / "root", PAUSES)
     try:
         for trace in traces:
-            observed = (await runner.run(trace.case))["ghost_text"]
+            observed = (await runner.run(trace.project or trace.case))["ghost_text"]
             first = observed.suggestions[0].edit[2] if observed.suggestions else None
             trace.shown["lsp"] = first
             trace.lsp_error = observed.error
@@ -316,6 +364,21 @@ def summary(traces: Sequence[Trace], header: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def line_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
+    """The line cases, in their projects when asked (all or none), and what the JSON
+    line says of it."""
+    corpus_records = records(args.corpus, args.split)
+    plain = cases(corpus_records, "line", args.cases)
+    if args.project == "off":
+        return [Trace(c) for c in plain], "off"
+    moved, missing = project_cases(plain, corpus_records, args.mirrors)
+    if not missing:
+        return [Trace(p.case, p) for p in moved], "present"
+    if args.project == "on":
+        raise SystemExit(f"ghost_losses: {len(missing)} cases have no project in {args.mirrors}")
+    return [Trace(c) for c in plain], f"absent ({len(missing)} of {len(plain)} without a mirror)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if not args.corpus.is_dir():
@@ -326,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.monotonic()
     load_before = os.getloadavg()
-    line_cases = cases(records(args.corpus, args.split), "line", args.cases)
+    chosen, project = line_traces(args)
     with tempfile.TemporaryDirectory(prefix="st-ghost-losses-") as scratch_name:
         scratch = Path(scratch_name)
         data_dir = args.data_dir or scratch / "data"
@@ -336,7 +399,10 @@ def main(argv: list[str] | None = None) -> int:
             predictor = engine_predictor(lambda: engine, NextEditOptions())
             source = predictor._completion  # its ghost-text source, asked directly
             gate_state = source.gate_state
-            traces = [in_process(engine, predictor, source, c, scratch) for c in line_cases]
+            traces = [
+                in_process(engine, predictor, source, t, scratch, args.context_tokens)
+                for t in chosen
+            ]
         finally:
             engine.close()
         described: dict[str, Any] = {}
@@ -345,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     header = {
         "split": args.split,
         "weights": args.weights,
+        "project": project,
+        "context_tokens": args.context_tokens,
         "gate_state": gate_state,
         "token_threshold": source.token_threshold,
         "lsp": described or None,

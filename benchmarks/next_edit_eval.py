@@ -5,7 +5,7 @@ language server, as an editor would, and scores what it suggests against the com
         [--cases N] [--quick] [--min-confidence-sweep] [--model GGUF]
         [--adapter default|none|PATH ...] [--format auto|NAME ...] [--min-confidence X]
         [--modes typing next_hunk line] [--token-threshold X] [--no-gate]
-        [--region-lines ABOVE,BELOW]
+        [--region-lines ABOVE,BELOW] [--project auto|on|off] [--context-tokens N ...]
 
 Modes (training/eval_cases.py): `typing` (the old text of a hunk's changed stretch
 deleted, the first part of the new text typed, cut at a pause; predict the rest),
@@ -34,6 +34,12 @@ Propagation (inference/next_edit/propagation/propagation.py) is scored in next-h
 server's next edits when they carry `source: "propagation"`, else by calling it directly
 on the completed first hunk, with the predictor's learned gate (propagation_gate.py).
 `--propagation-only` scores it alone, without server or model, on many cases quickly.
+
+With the project present (`--project`, on where the repositories' mirrors are: see
+benchmarks/common/project_trees.py), each case's file is whole and its repository's
+Python files, as they were at the commit's parent, are the workspace the server opens
+and indexes; the commit's own result is never there. `--context-tokens 0 512 ...` runs
+one variant per `[next_edit] context_tokens` budget, side by side on the same cases.
 
 `--region-lines ABOVE,BELOW` sets the shadowtab format's rewrite window for the run
 (benchmarks/common/region_lines.py; the shipped adapter was trained on the product's).
@@ -64,9 +70,10 @@ from benchmarks.common.eval_run import (
     start_hub,
     variants,
 )
+from benchmarks.common.project_trees import DEFAULT_MIRRORS, ProjectCase, project_cases
 from benchmarks.common.region_lines import add_region_lines_option, region_lines, set_region_lines
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
-from training.eval_cases import MODES, cases
+from training.eval_cases import MODES, Case, Mode, cases
 
 QUICK_CASES = 2
 
@@ -120,6 +127,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="engine.merge_adapter = false (the daemon merges the adapter into the weights)",
     )
+    parser.add_argument(
+        "--project",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the cases' projects present (auto: where the mirrors are)",
+    )
+    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        nargs="+",
+        help="[next_edit] context_tokens budgets, one variant each (default: the daemon's)",
+    )
     parser.add_argument("--dump", type=Path, help="append one JSON line per case here")
     parser.add_argument("--data-dir", type=Path, help="cache of the requantized model")
     add_region_lines_option(parser)
@@ -142,12 +162,18 @@ async def evaluate(
         try:
             for mode in args.modes:
                 observed: dict[str, list[Observation]] = {}
-                for case in cases(corpus_records, mode, args.cases):
+                chosen, project = mode_cases(args, corpus_records, mode)
+                for case in chosen:
                     found = await runner.run(case)
-                    dump.write(case, found)
+                    dump.write(case.case if isinstance(case, ProjectCase) else case, found)
                     for source, observation in found.items():
                         observed.setdefault(source, []).append(observation)
-                header = {"split": args.split, **described, "region_lines": region_lines()}
+                header = {
+                    "split": args.split,
+                    **described,
+                    "region_lines": region_lines(),
+                    "project": project,
+                }
                 lines += mode_lines(mode, observed, header)
                 if args.min_confidence_sweep:
                     lines += [
@@ -160,6 +186,26 @@ async def evaluate(
             await runner.close()
             await hub.close()
     return lines
+
+
+def mode_cases(
+    args: argparse.Namespace, corpus_records: list[dict[str, Any]], mode: Mode
+) -> tuple[list[Case | ProjectCase], str]:
+    """The mode's cases, in their projects when asked (all of them, or none: a mix would
+    compare unlike cases), and what the JSON line says of it."""
+    found = cases(corpus_records, mode, args.cases)
+    plain: list[Case | ProjectCase] = [*found]
+    if args.project == "off":
+        return plain, "off"
+    moved, missing = project_cases(found, corpus_records, args.mirrors)
+    if not missing:
+        return [*moved], "present"
+    if args.project == "on":
+        raise SystemExit(
+            f"next_edit_eval: {len(missing)} of {len(found)} {mode} cases have no project "
+            f"in {args.mirrors} (e.g. {missing[0].repo}@{missing[0].commit[:12]})"
+        )
+    return plain, f"absent ({len(missing)} of {len(found)} cases without a mirror)"
 
 
 def evaluate_propagation(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -197,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             engine,
             args.token_threshold,
             False if args.no_gate else None,
+            args.context_tokens,
         )
     except ValueError as exc:
         print(f"next_edit_eval: {exc}", file=sys.stderr)

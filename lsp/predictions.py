@@ -22,6 +22,7 @@ from pygls.exceptions import JsonRpcContentModified
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import PredictionRequest
 from shadowtab.lsp.debounce import Debouncer
+from shadowtab.lsp.project_context import StableContext
 from shadowtab.lsp.warming import WarmRunner
 from shadowtab.shadow_workspace import Position
 
@@ -59,9 +60,11 @@ class PredictionService:
         engine: EngineHost,
         warm_debounce_s: float,
         max_wait_s: float = 10.0,
+        context_tokens: int = 0,
     ) -> None:
         self._engine = engine  # its predictor is built on first use
         self.max_wait_s = max_wait_s
+        self.context = StableContext(context_tokens)  # the project's code in the prompts
         self.expired = 0  # predictions dropped after waiting max_wait_s for a worker
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
@@ -146,10 +149,17 @@ class PredictionService:
         return self._request_maker(session, uri, line, character, max_candidates)()
 
     def _request_maker(
-        self, session: Peer, uri: str, line: int, character: int, max_candidates: int
+        self,
+        session: Peer,
+        uri: str,
+        line: int,
+        character: int,
+        max_candidates: int,
+        choose_context: bool = False,
     ) -> Callable[[], PredictionRequest]:
-        """What request_for gives, taken now; the text (O(file) to join) is joined when
-        it is called, which a worker thread can do."""
+        """What request_for gives, taken now; the text (O(file) to join) and the
+        project's snippets (an index query) are made when it is called, which a worker
+        thread can do. `choose_context`: choose the snippets again (the user paused)."""
         document = session.sync.document(uri)
         workspace = session.sync.workspace_of(uri)
         if document is None or workspace is None:
@@ -161,15 +171,22 @@ class PredictionService:
         events = [Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history]
         text = document.snapshot()
         asked_at = time.time()  # the events' clock: a pause since the last edit is seen
-        return lambda: PredictionRequest(
-            path=path,
-            language_id=language_id,
-            text=text(),
-            cursor=cursor,
-            events=events,
-            max_candidates=max_candidates,
-            asked_at=asked_at,
-        )
+        index = workspace.index
+
+        def make() -> PredictionRequest:
+            joined = text()
+            return PredictionRequest(
+                path=path,
+                language_id=language_id,
+                text=joined,
+                cursor=cursor,
+                events=events,
+                max_candidates=max_candidates,
+                asked_at=asked_at,
+                context=self.context.snippets(index, path, joined, cursor, choose_context),
+            )
+
+        return make
 
     def schedule_warm(self, session: Peer, uri: str) -> None:
         """At a keystroke in `uri`: ghost text's prompt follows the cursor in the KV cache
@@ -201,7 +218,7 @@ class PredictionService:
         if predictor is None:
             return
         try:
-            make_request = self._warm_request(session, uri)
+            make_request = self._warm_request(session, uri, choose_context=not follow)
         except Exception:
             return
         if make_request is None:
@@ -210,7 +227,9 @@ class PredictionService:
         # The request's text is joined in the warm thread: not on the event loop.
         self.warms.submit(uri, lambda cancel: warm(make_request(), cancel))
 
-    def _warm_request(self, session: Peer, uri: str) -> Callable[[], PredictionRequest] | None:
+    def _warm_request(
+        self, session: Peer, uri: str, choose_context: bool
+    ) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)
         workspace = session.sync.workspace_of(uri)
         if document is None or workspace is None:
@@ -219,11 +238,13 @@ class PredictionService:
         hint = self._cursor_hints.get(uri)
         if hint is not None and (not history or hint.time >= history[-1].time):
             # the cursor moved after the last edit: the user is about to type there
-            return self._request_maker(session, uri, hint.line, hint.character, 1)
+            return self._request_maker(session, uri, hint.line, hint.character, 1, choose_context)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
         cursor = max(0, min(cursor, document.length))
         position = document.position_at(cursor)
-        return self._request_maker(session, uri, position.line, position.character, 1)
+        return self._request_maker(
+            session, uri, position.line, position.character, 1, choose_context
+        )
 
     def close(self) -> None:
         self._warming.close()

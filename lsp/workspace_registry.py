@@ -65,6 +65,15 @@ class WorkspaceRegistry:
         self._watch(workspace)
         return workspace
 
+    def close_root(self, root: Path) -> None:
+        """Stop and forget the workspace of `root`, if open (its folder is done with)."""
+        real = root.resolve()
+        for workspace in self.all():
+            if workspace.root == real:
+                self._watched.discard(id(workspace))
+        if self._workspaces is not None:
+            self._workspaces.close_root(real)
+
     def containing(self, path: Path) -> ShadowWorkspace | None:
         """The innermost existing workspace whose root holds `path`."""
         real = path.resolve()

@@ -81,6 +81,14 @@ class Workspaces:
             return self._by_root[max(holding, key=lambda r: len(r.parts))]
         return self.for_root(discover_root(path))
 
+    def close_root(self, path: Path | str) -> None:
+        """Stop and forget the workspace of `path`, if open (its folder is done with)."""
+        root = Path(path).resolve()
+        with self._mutex:
+            found = self._by_root.pop(root, None)
+        if found is not None:
+            found.close()
+
     def all(self) -> list[ShadowWorkspace]:
         with self._mutex:
             return list(self._by_root.values())

@@ -5,6 +5,7 @@ and per case the editor's open / edit / pause / ask sequence."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,10 +25,12 @@ from benchmarks.common.eval_lsp import (
     position,
 )
 from benchmarks.common.eval_report import Observation, Suggestion
+from benchmarks.common.project_trees import ProjectCase, lay_out
 from training.edit_scoring import apply_edit, judge, judge_line
 from training.eval_cases import Case, line_rest
 
 LOAD_TIMEOUT_S = 600
+INDEX_TIMEOUT_S = 120  # a project's index is built before its case is typed
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Variant:
     min_confidence: float = 0.0
     token_threshold: float | None = None  # [next_edit] token_threshold; None: the default
     ghost_gate: bool | None = None  # [next_edit] gate; None: the default
+    context_tokens: int | None = None  # [next_edit] context_tokens; None: the default
 
 
 @dataclass(frozen=True)
@@ -59,20 +63,24 @@ def variants(
     engine: dict[str, Any] | None = None,
     token_threshold: float | None = None,
     ghost_gate: bool | None = None,
+    context_tokens: list[int] | None = None,
 ) -> list[Variant]:
-    """Every adapter x format asked for, each on the same cases (side by side).
+    """Every adapter x format x context budget asked for, each on the same cases (side
+    by side).
     adapter: "default" (the packaged one), "none" or a GGUF path; format: a registered
     name or "auto"; `engine`: further EngineOptions fields for all of them."""
     chosen = []
+    budgets: list[int | None] = list(context_tokens) if context_tokens else [None]
     for adapter in adapters or ["default"]:
         for fmt in formats or ["auto"]:
             options: dict[str, Any] = {"kind": "llama.cpp", "threads": threads, **(engine or {})}
             if model:
                 options["model_path"] = model
             options["adapter"] = adapter
-            chosen.append(
-                Variant(options, adapter, fmt, min_confidence, token_threshold, ghost_gate)
-            )
+            chosen += [
+                Variant(options, adapter, fmt, min_confidence, token_threshold, ghost_gate, b)
+                for b in budgets
+            ]
     return chosen
 
 
@@ -100,6 +108,8 @@ async def start_hub(
         chosen["token_threshold"] = variant.token_threshold
     if variant.ghost_gate is not None:
         chosen["gate"] = variant.ghost_gate
+    if variant.context_tokens is not None:
+        chosen["context_tokens"] = variant.context_tokens
     hub = Hub(
         HubOptions(
             state_dir=scratch / "state",
@@ -135,23 +145,53 @@ async def start_hub(
             getattr(hub.predictor, "_completion", None), "token_threshold", None
         ),
         "ghost_gate": getattr(hub.predictor, "ghost_gate_state", None),
+        "context_tokens": hub.predictions.context.budget_tokens,
     }
     return hub, client, described
 
 
 class CaseRunner:
-    def __init__(self, hub: Any, client: LspClient, root: Path, pauses: Pauses) -> None:
+    """Runs cases one after another in one session. A case alone is written under
+    `root` (the session's workspace); a ProjectCase is laid out in a project of its own
+    beside it (projects_dir), whose workspace the server opens, indexes and, once the
+    case is scored, closes."""
+
+    def __init__(
+        self,
+        hub: Any,
+        client: LspClient,
+        root: Path,
+        pauses: Pauses,
+        projects_dir: Path | None = None,
+    ) -> None:
         self.hub, self.client, self.root, self.pauses = hub, client, root, pauses
+        self.projects_dir = projects_dir or root.parent / "projects"
         self.count = 0
 
-    async def run(self, case: Case) -> dict[str, Observation]:
+    async def run(self, case: Case | ProjectCase) -> dict[str, Observation]:
         self.count += 1
+        if isinstance(case, ProjectCase):
+            project_root = self.projects_dir / f"case{self.count}"
+            path = await asyncio.to_thread(lay_out, case, project_root)
+            try:
+                return await self._run(case.case, path, project_root)
+            finally:
+                self.hub.workspaces.close_root(project_root)
+                await asyncio.to_thread(shutil.rmtree, project_root, True)
         path = self.root / f"case{self.count}" / case.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(case.opened, encoding="utf-8")
+        return await self._run(case, path, None)
+
+    async def _run(
+        self, case: Case, path: Path, project_root: Path | None
+    ) -> dict[str, Observation]:
         uri = path.as_uri()
         document = {"uri": uri, "languageId": "python", "version": 1, "text": case.opened}
         self.client.notify("textDocument/didOpen", {"textDocument": document})
+        if project_root is not None:  # the user has had the project open for a while
+            workspace = self.hub.workspaces.for_root(str(project_root))
+            await asyncio.to_thread(workspace.index.wait_ready, INDEX_TIMEOUT_S)
         if case.steps:  # the cursor comes to rest where the user will type, as editors say
             start = case.steps[0].start
             self.client.notify(CURSOR_MOVED, cursor_moved_params(uri, case.opened, start))

@@ -36,7 +36,7 @@ from .propagation.propagation_source import PropagationSource
 from .reversal import undoes_user
 from .rewrite.model_source import ModelSource
 from .settings import NextEditOptions
-from .situation import Situation
+from .situation import Situation, Snippet
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 __all__ = [
@@ -62,6 +62,8 @@ class PredictionRequest:
     # The user asked (LSP triggerKind Invoked: a key, or cycling through the suggestions):
     # ghost text then also runs the model for a choice after a cheaper source's answer.
     invoked: bool = False
+    # The project's code for the prompt (the language server chooses it from its index)
+    context: Sequence[Snippet] = ()
 
 
 class Predictor(Protocol):
@@ -97,7 +99,9 @@ def query_of(request: PredictionRequest) -> Query:
     edit in progress against the text now."""
     cursor = min(max(request.cursor, 0), len(request.text))
     context = edit_context(request.events, request.path, request.text, cursor, request.open_texts)
-    situation = Situation(request.path, request.text, cursor, context.in_progress, context.past)
+    situation = Situation(
+        request.path, request.text, cursor, context.in_progress, context.past, request.context
+    )
     return Query(
         situation, request.max_candidates, request.events, request.open_texts, request.asked_at
     )

@@ -16,6 +16,10 @@ from ..engines.setting_types import Setting, table_defaults
 from .formats import AUTO, FORMATS
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
+# The project's code in the prompt: a budget chosen by benchmarks/ghost_losses.py and
+# next_edit_eval.py with the project present (docs/MEASUREMENTS.md).
+DEFAULT_CONTEXT_TOKENS = 512
+
 
 def prompt_formats() -> tuple[str, ...]:
     """The prompt formats an adapter can be trained on: the formats registry."""
@@ -76,6 +80,18 @@ NEXT_EDIT_SETTINGS: tuple[Setting, ...] = (
         parse_env=checks.env_boolean,
     ),
     Setting(
+        "next_edit.context_tokens",
+        DEFAULT_CONTEXT_TOKENS,
+        "integer, 0 or more",
+        "About how many tokens of the project's code (the windows of the workspace most "
+        "like the lines around the cursor, this file's far parts included) go before the "
+        "file in the prompt; 0: none. With a remote engine this sends that code to the "
+        "server.",
+        checks.integer(0),
+        in_env=True,
+        parse_env=int,
+    ),
+    Setting(
         "next_edit.check_names",
         True,
         "boolean",
@@ -108,3 +124,4 @@ class NextEditOptions:
     gate: bool = _D["gate"]
     check_names: bool = _D["check_names"]
     check_names_ms: int = _D["check_names_ms"]
+    context_tokens: int = _D["context_tokens"]

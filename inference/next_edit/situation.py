@@ -27,14 +27,25 @@ class EditInProgress:
 
 
 @dataclass(frozen=True)
+class Snippet:
+    """Code from the project put before the file's own text: a window of another file,
+    or a far part of this one. `path` is as the prompt names it (relative to the root)."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Situation:
-    """What the predictor knows when it asks: the file now, the cursor, the edits."""
+    """What the predictor knows when it asks: the file now, the cursor, the edits, and
+    the project's code chosen for it (`context`, least similar first)."""
 
     path: str
     text: str
     cursor: int  # str offset into text
     in_progress: EditInProgress | None = None
     past_edits: Sequence[PastEdit] = ()  # oldest first
+    context: Sequence[Snippet] = ()
 
 
 @dataclass(frozen=True)

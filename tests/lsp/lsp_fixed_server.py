@@ -18,6 +18,7 @@ from shadowtab.inference.engines.options import EngineOptions
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.predictor import FixedPredictor
+from shadowtab.inference.next_edit.settings import NextEditOptions
 from shadowtab.lsp.hub import Hub, HubOptions
 from shadowtab.lsp.settings import DebounceOptions
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
@@ -34,6 +35,9 @@ def build_hub(argv: Sequence[str]) -> Hub:
     parser.add_argument("--edit", action="append", default=[], type=parse_edit)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--no-lint", action="store_true")
+    # The texts these tests suggest ("one", "z") name nothing; whether the name check
+    # (jedi, cold in each server: a deadline away) cuts them would depend on timing.
+    parser.add_argument("--check-names", action="store_true")
     parser.add_argument("--lint-debounce-ms", type=int, default=50)
     parser.add_argument(
         "--real-model", action="store_true", help="EnginePredictor over the shipped model"
@@ -51,6 +55,7 @@ def build_hub(argv: Sequence[str]) -> Hub:
         linters={} if args.no_lint else dict(DEFAULT_LINTERS),
         debounce=DebounceOptions(lint_ms=args.lint_debounce_ms, warm_ms=50),
         predictor=None if args.real_model else predictor,
+        next_edit=NextEditOptions(check_names=args.check_names),
     )
     return Hub(options)
 

@@ -3,6 +3,8 @@
 Sections, most stable first, so that consecutive keystrokes reuse the KV cache (only
 the tail of the in-progress diff changes while the user types one edit):
 
+    [<filename>OTHER PATH\nSNIPPET\n ...]        (the project's code, when chosen;
+                                                   fixed while typing in one place)
     <filename>PATH\n
     CONTEXT ABOVE THE REGION                    (fixed while the region stays put)
     <issue_start>PAST EDITS                     (changes when an edit completes)
@@ -27,7 +29,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from ..situation import EditInProgress, PastEdit, RenderedPrompt, Situation
+from ..situation import EditInProgress, PastEdit, RenderedPrompt, Situation, Snippet
 from ..text_spans import line_of, line_starts
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "PastEdit",
     "RenderedPrompt",
     "Situation",
+    "Snippet",
     "continuation_prompt",
     "parse_answer",
     "render",
@@ -139,12 +142,27 @@ def _edit_lines(situation: Situation, starts: list[int]) -> tuple[int, int, Edit
     return line_of(starts, edit.start), line_of(starts, edit.start + len(edit.new_text)), edit
 
 
+def render_snippets(snippets: Sequence[Snippet]) -> str:
+    """The project's code as files before the file being edited, in the layout the base
+    model saw in pre-training (each file after its `<filename>` marker); a snippet that
+    holds the escape character itself is left out."""
+    return "".join(
+        f"{FILE}{escape(s.path)}\n{escape(s.text).rstrip(chr(10))}\n"
+        for s in snippets
+        if ESCAPE not in s.text and ESCAPE not in s.path
+    )
+
+
 def _head(situation: Situation, starts: list[int], first: int) -> tuple[str, int]:
-    """The prompt's first section (the file marker, the context above the region) and
-    where the region starts."""
+    """The prompt's first section (the project's snippets, the file marker, the context
+    above the region) and where the region starts."""
     region_start = starts[max(0, first - REGION_LINES_ABOVE)]
     context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
-    head = f"{FILE}{escape(situation.path)}\n" + escape(situation.text[context_start:region_start])
+    head = (
+        render_snippets(situation.context)
+        + f"{FILE}{escape(situation.path)}\n"
+        + escape(situation.text[context_start:region_start])
+    )
     return head, region_start
 
 
