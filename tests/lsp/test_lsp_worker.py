@@ -28,11 +28,14 @@ SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return "
 
 
 def without_token_cut(env: LspEnv) -> None:
-    """Every request gets ghost text, sure or not: these tests are about the worker's
-    crashes, and "a completion came" is how they see the model answer."""
+    """Every request gets ghost text, sure or not, and whatever names it writes (after
+    `return q` no name resolves): these tests are about the worker's crashes, and "a
+    completion came" is how they see the model answer."""
     config_dir = Path(env.env["SHADOWTAB_CONFIG_DIR"])
     config_dir.mkdir(parents=True, exist_ok=True)
-    (config_dir / "shadowtab.toml").write_text("[next_edit]\ntoken_threshold = 0\ngate = false\n")
+    (config_dir / "shadowtab.toml").write_text(
+        "[next_edit]\ntoken_threshold = 0\ngate = false\ncheck_names = false\n"
+    )
 
 
 def engine_status(env: LspEnv) -> dict[str, Any]:
