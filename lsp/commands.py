@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError, path_to_uri
-from shadowtab.shadow_workspace.partial_take import take_some
+from shadowtab.shadow_workspace.partial_take import pending_changes, take_some
 from shadowtab.shadow_workspace.save_lock import TakeMode
 
 if TYPE_CHECKING:
@@ -125,8 +125,11 @@ class CommandRunner:
         return {**workspace.lock_status(), "diff": workspace.pending_diff()}
 
     async def shadow_pending(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The pending files (`files`: URIs) and what changed in each (`changes`)."""
         workspace = self.workspace(args)
-        return {**workspace.lock_status(), "files": workspace.pending_uris()}
+        changes = pending_changes(workspace)
+        files = [change["uri"] for change in changes]
+        return {**workspace.lock_status(), "files": files, "changes": changes}
 
     async def shadow_commit(self, args: dict[str, Any]) -> dict[str, Any]:
         """Commit some pending files (`files`: URIs or absolute paths); the lock stays."""

@@ -2,11 +2,13 @@
 user reviews the change set and keeps part of it. A rename is one change: naming either
 of its files takes both. A commit of several files is one step, as `lock take --commit`
 is (tree_commit); a discard reverts the model's edits, deletes and renames of those
-files and keeps the user's unsaved typing, as `lock take --discard` does."""
+files and keeps the user's unsaved typing, as `lock take --discard` does. The editors'
+pickers list the pending files with what changed in each (pending_changes)."""
 
 from __future__ import annotations
 
 from . import disk_sync
+from .disk import path_to_uri
 from .document import ShadowDocument
 from .model import ShadowError
 from .save_lock import TakeMode, TakeResult
@@ -52,3 +54,32 @@ def selected(workspace: ShadowWorkspace, uris: list[str]) -> list[ShadowDocument
         if pair.keys() & chosen.keys():
             chosen.update(pair)
     return list(chosen.values())
+
+
+def pending_changes(workspace: ShadowWorkspace) -> list[dict[str, str]]:
+    """Each pending file (`uri`) and its `change`: edited, created, deleted, or renamed
+    (`from`: the old file's URI); a rename's old file is deleted, with `renamed_to`."""
+    with workspace.mutex:
+        pending = workspace.pending_documents()
+        new_names = {
+            doc.renamed_from: doc.uri
+            for doc in pending
+            if doc.renamed_from is not None and not doc.deleted
+        }
+        changes = []
+        for doc in pending:
+            change = {"uri": doc.uri, "change": _change_of(doc)}
+            if doc.renamed_from is not None and not doc.deleted:
+                change["from"] = path_to_uri(doc.renamed_from)
+            elif doc.deleted and doc.path in new_names:
+                change["renamed_to"] = new_names[doc.path]
+            changes.append(change)
+        return changes
+
+
+def _change_of(doc: ShadowDocument) -> str:
+    if doc.deleted:
+        return "deleted"
+    if doc.renamed_from is not None:
+        return "renamed"
+    return "edited" if doc.base.exists else "created"

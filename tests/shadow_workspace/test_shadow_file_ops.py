@@ -21,7 +21,7 @@ from shadowtab.shadow_workspace.agent_file_ops import (
     apply_changes,
 )
 from shadowtab.shadow_workspace.agent_patch import apply_patch
-from shadowtab.shadow_workspace.partial_take import take_some
+from shadowtab.shadow_workspace.partial_take import pending_changes, take_some
 
 
 def git(folder: Path, *args: str, stdin: str | None = None) -> str:
@@ -254,3 +254,25 @@ def test_some_files_committed_a_rename_whole_the_rest_pending(
     with pytest.raises(ShadowError, match="not pending"):
         take_some(workspace, "commit", [uri_of(tree / "pkg/gone.py")])
     assert len(workspace.pending_uris()) == 4
+
+
+def test_pending_changes_name_what_changed_in_each_file(
+    workspace: ShadowWorkspace, tree: Path
+) -> None:
+    """What the editors' pending files pickers show beside each file."""
+    apply_changes(workspace, agent_changes(tree), take=True)
+    changes = pending_changes(workspace)
+    assert [change["uri"] for change in changes] == workspace.pending_uris()
+    by_name = {change.pop("uri"): change for change in changes}
+    assert by_name == {
+        uri_of(tree / "pkg/new.py"): {"change": "created"},
+        uri_of(tree / "pkg/util.py"): {"change": "renamed", "from": uri_of(tree / "pkg/old.py")},
+        uri_of(tree / "pkg/old.py"): {
+            "change": "deleted",
+            "renamed_to": uri_of(tree / "pkg/util.py"),
+        },
+        uri_of(tree / "pkg/gone.py"): {"change": "deleted"},
+        uri_of(tree / "main.py"): {"change": "edited"},
+        uri_of(tree / "bin/tool.sh"): {"change": "renamed", "from": uri_of(tree / "tool.sh")},
+        uri_of(tree / "tool.sh"): {"change": "deleted", "renamed_to": uri_of(tree / "bin/tool.sh")},
+    }
