@@ -18,7 +18,13 @@ def manifest() -> dict[str, Any]:
 
 
 def test_extension_compiles_with_tsc(compiled_extension: Path) -> None:
-    for module in ("extension.js", "lockStatus.js", "nextEdit.js", "protocol.js"):
+    for module in (
+        "extension.js",
+        "lockStatus.js",
+        "nextEdit.js",
+        "pendingFiles.js",
+        "protocol.js",
+    ):
         assert (compiled_extension / module).is_file(), f"tsc did not emit {module}"
 
 

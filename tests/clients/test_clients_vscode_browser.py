@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from clients_support import CLIENTS_DIR, REPO_ROOT, VSCODE_DIR, ShadowtabEnv, assert_passed
+from clients_support import (
+    CLIENTS_DIR,
+    REPO_ROOT,
+    SAMPLE_SOURCE,
+    VSCODE_DIR,
+    ShadowtabEnv,
+    assert_passed,
+)
 from clients_support import finish as finish_client
 
 BROWSER_CLIENT = CLIENTS_DIR / "vscode_browser.mjs"
@@ -196,6 +203,38 @@ def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float) -> 
     return False
 
 
+def start_code_server(
+    tools: BrowserTools,
+    port: int,
+    dirs: list[str],
+    workspace: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> subprocess.Popen[str]:
+    """code-server on `port` (no auth), in its own process group (see stop_group)."""
+    config_file = tmp_path / "code-server.yaml"
+    config_file.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
+    return subprocess.Popen(
+        [
+            str(tools.code_server),
+            "--config",
+            str(config_file),
+            *dirs,
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--disable-getting-started-override",
+            str(workspace),
+        ],
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def stop_group(process: subprocess.Popen[str]) -> str:
     """SIGTERM to code-server's process group (its extension host and our servers), then
     SIGKILL; returns what it printed."""
@@ -237,27 +276,7 @@ def test_vscode_extension_in_code_server(
     assert (extensions_dir / "shadowtab.shadowtab-0.1.0" / "package.json").is_file()
 
     port = free_port()
-    config_file = tmp_path / "code-server.yaml"
-    config_file.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
-    server = subprocess.Popen(
-        [
-            str(tools.code_server),
-            "--config",
-            str(config_file),
-            *dirs,
-            "--disable-telemetry",
-            "--disable-update-check",
-            "--disable-workspace-trust",
-            "--disable-getting-started-override",
-            str(workspace),
-        ],
-        env=env,
-        cwd=workspace,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    server = start_code_server(tools, port, dirs, workspace, env, tmp_path)
     try:
         assert wait_for_port(port, server, timeout=60), "code-server did not listen"
         shutil.rmtree(OUTPUT_DIR, ignore_errors=True)
@@ -306,3 +325,111 @@ def test_vscode_extension_in_code_server(
     print(f"screenshots in {OUTPUT_DIR}: {screenshots}")
     assert screenshots, f"no screenshots\n{run.explain()}\ncode-server:\n{log[-3000:]}"
     assert_passed(run, EXPECTED_CHECKS)
+
+
+PENDING_CHECKS = {
+    "pending: the client starts on the daemon; the status bar shows user",
+    "pending: the agent edited, renamed and deleted; the model holds the lock",
+    "the picker lists each pending file with what changed (edited, renamed from, deleted)",
+    "a file can be checked in the picker",
+    "then it asks Commit or Discard",
+    "Commit wrote the rename alone: new file on disk, old one gone, the rest untouched",
+    "the commit's result is shown: what was written",
+    "the lock's menu offers Choose files…",
+    "Choose files… opens the picker: what is still pending, the committed rename gone",
+    "Discard brings the deleted file back: it stays on disk, the edit stays pending",
+    "the lock is left as it was: the model holds it",
+    "a conflict is shown as an error, and the file on disk is left as it is",
+}
+
+
+def wait_for_file(path: Path, process: subprocess.Popen[str], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None and not path.exists():
+        time.sleep(0.1)
+    return path.exists()
+
+
+def agent_edits(daemon: ShadowtabEnv, workspace: Path, new_line: str) -> None:
+    """What a coding agent does through the daemon: an edit (taking the lock), a rename and
+    a delete, all held in the shadow."""
+    sample = workspace / "sample.py"
+    written = subprocess.run(
+        [daemon.shadowtab, "shadow", "write", str(sample), "--take", "--json"],
+        input=SAMPLE_SOURCE.replace("import os\n", f"import os\n{new_line}\n"),
+        env=daemon.env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert written.returncode == 0, written.stderr
+    for args in (("mv", "old.py", "new.py"), ("rm", "gone.py")):
+        paths = [str(workspace / name) for name in args[1:]]
+        done = daemon.run("shadow", args[0], *paths, "--root", str(workspace))
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.timeout(900)
+def test_vscode_pending_files_picker(daemon: ShadowtabEnv, workspace: Path, tmp_path: Path) -> None:
+    """*shadowtab: Pending Files…*, as a user drives it: an agent edits sample.py, renames
+    old.py to new.py and deletes gone.py through the daemon; the user commits the rename
+    alone (command palette), discards the delete (the lock's menu, *Choose files…*), and a
+    commit of a file changed on disk meanwhile is shown as a conflict. The lock stays with
+    the model throughout."""
+    tools = find_tools()
+    env = tool_env(tools, daemon.env)
+    vsix = package_extension(tools, env, tmp_path)
+    (workspace / "old.py").write_text("OLD = 1\n")
+    (workspace / "gone.py").write_text("GONE = 1\n")
+    user_dir, extensions_dir = tmp_path / "code-user", tmp_path / "code-extensions"
+    settings_file = write_user_settings(user_dir, workspace / "sample.py")
+    dirs = ["--user-data-dir", str(user_dir), "--extensions-dir", str(extensions_dir)]
+    install_with_shadowtab(tools, vsix, dirs, settings_file, env)  # args: ["lsp"], the daemon
+    output_dir = OUTPUT_DIR.with_name("vscode-pending-files")
+    ready, agent_done = tmp_path / "editor-ready", tmp_path / "agent-done"
+    port = free_port()
+    server = start_code_server(tools, port, dirs, workspace, env, tmp_path)
+    try:
+        assert wait_for_port(port, server, timeout=60), "code-server did not listen"
+        shutil.rmtree(output_dir, ignore_errors=True)
+        output_dir.mkdir(parents=True)
+        config = {
+            "scenario": "pending",
+            "playwright": str(tools.playwright),
+            "chromium": str(tools.chromium),
+            "url": f"http://127.0.0.1:{port}",
+            "workspace": str(workspace),
+            "outDir": str(output_dir),
+            "readyFile": str(ready),
+            "agentDoneFile": str(agent_done),
+            "pending": {
+                "edited": "sample.py",
+                "renamedFrom": "old.py",
+                "renamedTo": "new.py",
+                "deleted": "gone.py",
+                "renamedText": "OLD = 1\n",
+                "editedDiskText": SAMPLE_SOURCE,
+            },
+        }
+        browser = subprocess.Popen(
+            [str(tools.node), str(BROWSER_CLIENT), json.dumps(config)],
+            env=env,
+            cwd=workspace,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            if wait_for_file(ready, browser, timeout=240):
+                agent_edits(daemon, workspace, "import sys")
+                agent_done.write_text("1")
+        finally:
+            run = finish_client(browser, timeout=400)
+    finally:
+        log = stop_group(server)
+    assert ready.exists(), f"VS Code never showed the lock\n{run.explain()}\n{log[-3000:]}"
+    assert_passed(run, PENDING_CHECKS)
+    assert not (workspace / "old.py").exists() and (workspace / "new.py").read_text() == "OLD = 1\n"
+    assert (workspace / "gone.py").read_text() == "GONE = 1\n"

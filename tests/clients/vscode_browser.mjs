@@ -8,6 +8,9 @@
 // usage: node vscode_browser.mjs '<json config>'
 //   config: {playwright, chromium, url, workspace, file, outDir, settingsFile,
 //            servers: {missing, fixed, real}: {command, args}, waitMs}
+//   or, for the pending files picker: {scenario: 'pending', playwright, chromium, url,
+//            workspace, outDir, readyFile, agentDoneFile, pending: {edited, renamedFrom,
+//            renamedTo, deleted, renamedText, editedDiskText}}
 
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -446,6 +449,195 @@ async function modelLoadingStep(page) {
   await screenshot(page, 'real-server-ready');
 }
 
+// The pending files picker (config.scenario === 'pending') -------------------------------
+// A coding agent (the Python test, through the daemon) edits sample.py, renames old.py to
+// new.py and deletes gone.py in the shadow; the user commits or discards some of them.
+
+/** The rows of the visible quick pick: their text and whether each is checked. */
+async function quickPickRows(page) {
+  return page.$$eval('.quick-input-widget', (widgets) => {
+    const widget = widgets.find((w) => w.checkVisibility());
+    if (!widget) return [];
+    return [...widget.querySelectorAll('.quick-input-list .monaco-list-row')].map((row) => {
+      const box = row.querySelector('.quick-input-list-checkbox, input[type="checkbox"]');
+      const checked =
+        row.getAttribute('aria-checked') === 'true' ||
+        box?.getAttribute('aria-checked') === 'true' ||
+        box?.checked === true ||
+        box?.classList.contains('checked') === true;
+      return { text: (row.textContent ?? '').replace(/\u00a0/g, ' ').trim(), checked };
+    });
+  });
+}
+
+/** The visible quick pick's whole text (title, placeholder, rows). */
+async function quickPickText(page) {
+  return page.$$eval('.quick-input-widget', (widgets) =>
+    widgets
+      .filter((w) => w.checkVisibility())
+      .map((w) => `${w.textContent ?? ''} ${w.querySelector('input')?.placeholder ?? ''}`)
+      .join(' '),
+  );
+}
+
+/** Waits for the pending files picker; returns its rows once every name in `names` shows. */
+async function pendingPicker(page, names) {
+  return waitFor(async () => {
+    if (!(await quickPickText(page)).includes('pending files')) return null;
+    const rows = await quickPickRows(page);
+    return names.every((name) => rows.some((row) => row.text.startsWith(name))) ? rows : null;
+  });
+}
+
+/** Checks the row of `name` in a many-pick quick pick (its checkbox, as a user clicks it). */
+async function checkRow(page, name) {
+  const row = page
+    .locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: name })
+    .first();
+  const box = row.locator('.quick-input-list-checkbox, input[type="checkbox"]').first();
+  if ((await box.count()) > 0) await box.click();
+  else await row.click();
+  return waitFor(async () =>
+    (await quickPickRows(page)).find((r) => r.text.startsWith(name) && r.checked),
+  );
+}
+
+/** Second step of the picker: Commit or Discard, then the notification that says what. */
+async function chooseAction(page, label, expect) {
+  const asked = await waitFor(async () => {
+    const text = await quickPickText(page);
+    return text.includes('Commit') && text.includes('Discard') && !text.includes('pending files')
+      ? text
+      : null;
+  });
+  await page.keyboard.type(label, { delay: 20 });
+  await page.keyboard.press('Enter');
+  const told = await waitFor(async () =>
+    (await notifications(page)).find((text) => expect.every((part) => text.includes(part))),
+  );
+  return { asked, told };
+}
+
+function fileState(name) {
+  const path = join(config.workspace, name);
+  return existsSync(path) ? readFileSync(path, 'utf8') : null;
+}
+
+async function clearNotifications(page) {
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await sleep(300);
+}
+
+async function pendingScenario(page) {
+  const files = config.pending;
+  const ready = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    return item && item.text.includes('user') ? item : null;
+  }, 90000);
+  report('pending: the client starts on the daemon; the status bar shows user', ready, {
+    item: await statusBarLock(page),
+  });
+  writeFileSync(config.readyFile, '1'); // the agent may start
+  const agentDone = await waitFor(async () => existsSync(config.agentDoneFile) || null, 120000);
+  const model = await waitFor(async () => {
+    const item = await statusBarLock(page);
+    return item && item.text.includes('model') ? item : null;
+  });
+  report('pending: the agent edited, renamed and deleted; the model holds the lock', agentDone && model, {
+    item: await statusBarLock(page),
+  });
+
+  // 1. From the command palette: commit the rename alone.
+  await runCommand(page, 'shadowtab: Pending Files');
+  const rows = await pendingPicker(page, [files.edited, files.renamedTo, files.deleted]);
+  const shown = (name, what) => rows?.some((row) => row.text.startsWith(name) && row.text.includes(what));
+  report(
+    'the picker lists each pending file with what changed (edited, renamed from, deleted)',
+    rows &&
+      shown(files.edited, 'edited') &&
+      shown(files.renamedTo, `renamed from ${files.renamedFrom}`) &&
+      shown(files.deleted, 'deleted') &&
+      rows.length === 3,
+    { rows: await quickPickRows(page) },
+  );
+  await screenshot(page, 'pending-files-picker');
+  const checked = await checkRow(page, files.renamedTo);
+  report('a file can be checked in the picker', checked, { rows: await quickPickRows(page) });
+  await screenshot(page, 'pending-files-checked');
+  await page.keyboard.press('Enter');
+  const commit = await chooseAction(page, 'Commit', ['commit', `wrote ${files.renamedTo}`]);
+  report('then it asks Commit or Discard', commit.asked, null);
+  const renamed = await waitFor(async () => (fileState(files.renamedTo) !== null ? true : null));
+  report(
+    'Commit wrote the rename alone: new file on disk, old one gone, the rest untouched',
+    renamed &&
+      fileState(files.renamedFrom) === null &&
+      fileState(files.renamedTo) === files.renamedText &&
+      fileState(files.deleted) !== null &&
+      fileState(files.edited) === files.editedDiskText,
+    {
+      disk: Object.fromEntries(
+        [files.edited, files.renamedFrom, files.renamedTo, files.deleted].map((n) => [
+          n,
+          fileState(n),
+        ]),
+      ),
+    },
+  );
+  report("the commit's result is shown: what was written", commit.told, {
+    notifications: await notifications(page),
+  });
+  await screenshot(page, 'pending-files-committed');
+  await clearNotifications(page);
+
+  // 2. From the lock's menu (Take the save lock back -> Choose files…): discard the delete.
+  await runCommand(page, 'shadowtab: Take the save lock back');
+  const menu = await waitFor(async () => {
+    const text = await quickPickText(page);
+    return text.includes('Choose files') && text.includes('Keep') ? text : null;
+  });
+  report("the lock's menu offers Choose files…", menu, null);
+  await page.keyboard.type('Choose files', { delay: 20 });
+  await page.keyboard.press('Enter');
+  const left = await pendingPicker(page, [files.edited, files.deleted]);
+  report(
+    'Choose files… opens the picker: what is still pending, the committed rename gone',
+    left && left.length === 2,
+    { rows: await quickPickRows(page) },
+  );
+  await checkRow(page, files.deleted);
+  await page.keyboard.press('Enter');
+  const discard = await chooseAction(page, 'Discard', ['discard', `discarded ${files.deleted}`]);
+  await sleep(500);
+  report(
+    'Discard brings the deleted file back: it stays on disk, the edit stays pending',
+    discard.told && fileState(files.deleted) !== null && fileState(files.edited) === files.editedDiskText,
+    { notifications: await notifications(page) },
+  );
+  const still = await statusBarLock(page);
+  report('the lock is left as it was: the model holds it', still?.text.includes('model'), {
+    item: still,
+  });
+  await screenshot(page, 'pending-files-discarded');
+  await clearNotifications(page);
+
+  // 3. A conflict: the file changed on disk under its pending edit; the commit refuses it.
+  const outside = `${files.editedDiskText}# changed on disk by someone else\n`;
+  writeFileSync(join(config.workspace, files.edited), outside);
+  await sleep(1500); // the daemon's watcher sees it
+  await runCommand(page, 'shadowtab: Pending Files');
+  const last = await pendingPicker(page, [files.edited]);
+  await checkRow(page, files.edited);
+  await page.keyboard.press('Enter');
+  const conflict = await chooseAction(page, 'Commit', ['Conflict', files.edited, 'changed on disk']);
+  report(
+    'a conflict is shown as an error, and the file on disk is left as it is',
+    last && conflict.told && fileState(files.edited) === outside,
+    { notifications: await notifications(page), disk: fileState(files.edited) },
+  );
+  await screenshot(page, 'pending-files-conflict');
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: config.chromium,
@@ -461,20 +653,27 @@ async function main() {
     }
   });
   try {
-    writeSettingsFile(serverSettings('missing'));
-    await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
-    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await openFile(page, 'sample.py', 'import os');
-    report('code-server opens the workspace and the Python file', true, null);
-    await missingCommand(page);
-    await editSettings(page, serverSettings('fixed'));
-    await openFile(page, 'sample.py', 'import os');
-    await lockInStatusBar(page);
-    await cursorStep(page);
-    await ghostTextStep(page);
-    await nextEditStep(page);
-    await lockStep(page, config.modelEditKey, config.modelLine);
-    if (config.servers.real) await modelLoadingStep(page);
+    if (config.scenario === 'pending') {
+      await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+      await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+      await openFile(page, 'sample.py', 'import os');
+      await pendingScenario(page);
+    } else {
+      writeSettingsFile(serverSettings('missing'));
+      await page.goto(`${config.url}/?folder=${encodeURIComponent(config.workspace)}`);
+      await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+      await openFile(page, 'sample.py', 'import os');
+      report('code-server opens the workspace and the Python file', true, null);
+      await missingCommand(page);
+      await editSettings(page, serverSettings('fixed'));
+      await openFile(page, 'sample.py', 'import os');
+      await lockInStatusBar(page);
+      await cursorStep(page);
+      await ghostTextStep(page);
+      await nextEditStep(page);
+      await lockStep(page, config.modelEditKey, config.modelLine);
+      if (config.servers.real) await modelLoadingStep(page);
+    }
   } catch (error) {
     report('the scenario ran to the end', false, String(error?.stack ?? error));
     await screenshot(page, 'error').catch(() => {});

@@ -1,7 +1,8 @@
 // The shadowtab VS Code extension: launches `shadowtab lsp` (the stdio pump into the
 // per-user daemon) as a language server. Ghost text comes from the server's
 // textDocument/inlineCompletion, which vscode-languageclient 10 registers by itself; this
-// file adds the save lock in the status bar and next-edit suggestions.
+// file adds the save lock in the status bar, the pending files picker and next-edit
+// suggestions.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { homedir } from 'node:os';
@@ -16,6 +17,7 @@ import {
 import { CursorHints, type CursorHintSettings } from './cursorHint';
 import { LockStatusBar } from './lockStatus';
 import { NextEditController, NextEditSettings } from './nextEdit';
+import { PendingFilesPicker } from './pendingFiles';
 import { LOCK_CHANGED_METHOD } from './protocol';
 
 let client: LanguageClient | undefined;
@@ -106,6 +108,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const host = new ClientHost(clientOptions, lock);
   const nextEdit = new NextEditController(() => host.running(), selector, nextEditSettings);
   const cursorHints = new CursorHints(() => host.running(), selector, cursorHintSettings);
+  const pendingFiles = new PendingFilesPicker(
+    () => host.running(),
+    () => host.refreshLock(),
+  );
   context.subscriptions.push(
     lock,
     nextEdit,
@@ -116,6 +122,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('shadowtab.nextEdit.next', () => nextEdit.cycle(1)),
     vscode.commands.registerCommand('shadowtab.nextEdit.previous', () => nextEdit.cycle(-1)),
     vscode.commands.registerCommand('shadowtab.restart', () => host.startOrRestart()),
+    vscode.commands.registerCommand('shadowtab.pendingFiles', () => pendingFiles.run()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (SERVER_SETTINGS.some((name) => event.affectsConfiguration(name))) {
         void host.startOrRestart();
@@ -157,6 +164,14 @@ class ClientHost implements vscode.Disposable {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       void this.showStartError(message);
+    }
+  }
+
+  /** Asks the server again who holds the lock and whether anything is pending. */
+  refreshLock(): void {
+    const running = this.running();
+    if (running) {
+      void this.lock.refresh(running);
     }
   }
 

@@ -3,22 +3,29 @@
 // The server advertises shadowtab.lock.* as executeCommand commands, so vscode-languageclient
 // registers them as VS Code commands itself (registering them here too would clash). This
 // class hooks in through the client's executeCommand middleware: it asks commit / discard /
-// keep before a bare `take`, and shows each result in the status bar. The holder also comes
+// keep before a bare `take` (or *Choose files…*: the pending files picker, the lock left as
+// it is), and shows each result in the status bar. The holder also comes
 // from `shadowtab/lockChanged` notifications (sent to every editor when it changes) and from
 // `shadowtab.lock.status` when the client (re)starts.
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
+import { PENDING_FILES_COMMAND } from './pendingFiles';
 import { LockState, parseLockState, SERVER_COMMANDS, TakeMode } from './protocol';
 
 interface TakeChoice extends vscode.QuickPickItem {
-  mode: TakeMode;
+  mode: TakeMode | 'choose';
 }
 
 const TAKE_CHOICES: TakeChoice[] = [
   { label: 'Commit', description: "write the model's shadow edits to disk", mode: 'commit' },
   { label: 'Discard', description: "drop the model's shadow edits", mode: 'discard' },
   { label: 'Keep', description: 'keep them pending as a reviewable change set', mode: 'keep' },
+  {
+    label: 'Choose files…',
+    description: 'commit or discard some of them; the lock stays as it is',
+    mode: 'choose',
+  },
 ];
 
 const LOCK_COMMANDS: ReadonlySet<string> = new Set([
@@ -75,6 +82,10 @@ export class LockStatusBar implements vscode.Disposable {
       if (mode === undefined) {
         return undefined;
       }
+      if (mode === 'choose') {
+        await vscode.commands.executeCommand(PENDING_FILES_COMMAND);
+        return undefined;
+      }
       args = [{ mode }];
     }
     try {
@@ -88,7 +99,7 @@ export class LockStatusBar implements vscode.Disposable {
     }
   }
 
-  private async pickTakeMode(): Promise<TakeMode | undefined> {
+  private async pickTakeMode(): Promise<TakeChoice['mode'] | undefined> {
     const picked = await vscode.window.showQuickPick(TAKE_CHOICES, {
       title: 'shadowtab: take the save lock back',
       placeHolder: "What should happen to the model's edits in the shadow workspace?",

@@ -15,6 +15,9 @@ export const SERVER_COMMANDS = {
   lockRelease: 'shadowtab.lock.release',
   lockToggle: 'shadowtab.lock.toggle',
   shadowDiff: 'shadowtab.shadow.diff',
+  shadowPending: 'shadowtab.shadow.pending',
+  shadowCommit: 'shadowtab.shadow.commit',
+  shadowDiscard: 'shadowtab.shadow.discard',
 } as const;
 
 export type TakeMode = 'commit' | 'discard' | 'keep';
@@ -94,6 +97,80 @@ function pendingFlag(value: Record<string, unknown>): boolean | undefined {
     return pending.length > 0;
   }
   return undefined;
+}
+
+/**
+ * One pending file of the shadow workspace (`shadowtab.shadow.pending`'s `changes`): what
+ * the model or an agent did to it that is not on disk yet. A rename is two entries: the
+ * new file (`renamed`, `from` the old one) and the old file (`deleted`, `renamedTo`).
+ */
+export interface PendingChange {
+  uri: string;
+  change: 'edited' | 'created' | 'deleted' | 'renamed';
+  from?: string;
+  renamedTo?: string;
+}
+
+const PENDING_KINDS: ReadonlySet<string> = new Set(['edited', 'created', 'deleted', 'renamed']);
+
+/**
+ * Reads the pending files out of `shadowtab.shadow.pending`'s result. A server that only
+ * lists `files` (URIs) gives each one as `edited`.
+ */
+export function parsePendingChanges(value: unknown): PendingChange[] {
+  if (!isRecord(value)) {
+    return [];
+  }
+  if (Array.isArray(value.changes)) {
+    return value.changes.filter(isRecord).flatMap((entry) => {
+      if (typeof entry.uri !== 'string') {
+        return [];
+      }
+      const kind = typeof entry.change === 'string' && PENDING_KINDS.has(entry.change);
+      return [
+        {
+          uri: entry.uri,
+          change: kind ? (entry.change as PendingChange['change']) : 'edited',
+          from: typeof entry.from === 'string' ? entry.from : undefined,
+          renamedTo: typeof entry.renamed_to === 'string' ? entry.renamed_to : undefined,
+        },
+      ];
+    });
+  }
+  const files = Array.isArray(value.files) ? value.files : [];
+  return files
+    .filter((uri): uri is string => typeof uri === 'string')
+    .map((uri) => ({ uri, change: 'edited' as const }));
+}
+
+/** What `shadowtab.shadow.commit` / `discard` did (a TakeResult), as far as it is shown. */
+export interface TakeSomeResult {
+  written: string[];
+  removed: string[];
+  discarded: string[];
+  kept: string[];
+  pending: string[];
+  conflicts: { uri: string; error: string }[];
+}
+
+export function parseTakeSomeResult(value: unknown): TakeSomeResult {
+  const record = isRecord(value) ? value : {};
+  const uris = (key: string): string[] => {
+    const list = record[key];
+    return Array.isArray(list) ? list.filter((uri): uri is string => typeof uri === 'string') : [];
+  };
+  const conflicts = Array.isArray(record.conflicts) ? record.conflicts.filter(isRecord) : [];
+  return {
+    written: uris('written'),
+    removed: uris('removed'),
+    discarded: uris('discarded'),
+    kept: uris('kept'),
+    pending: uris('pending'),
+    conflicts: conflicts.map((conflict) => ({
+      uri: String(conflict.uri ?? ''),
+      error: String(conflict.error ?? 'conflict'),
+    })),
+  };
 }
 
 /** Reads the edits out of a `shadowtab/nextEdit` result, dropping malformed entries. */
