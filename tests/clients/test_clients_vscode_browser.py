@@ -3,7 +3,8 @@ packaged .vsix installed, driven by headless Chromium through playwright-core, a
 would: ghost text and cycling through its choices (Alt+]), a next edit after a rename, the
 save lock in the status bar, a model edit that stays off the disk until the lock is taken
 back with Commit, a clear error for a missing `shadowtab`, and the real server's
-model-loading progress.
+model-loading progress. A second test drives the pending files picker on the daemon while
+a coding agent edits, renames and deletes files in the shadow.
 
 The predictions come from tests/clients/fixed_predictor_lsp.py --follow-renames: the real
 server with its model replaced by a deterministic stand-in, because the editor is under
