@@ -34,6 +34,7 @@ NOT_IN_REPOSITORY = {
     "adapter_config.json": "written by `shadowtab adapter export-peft`",
     "shadowtab-adapter.json": "written by `shadowtab adapter export-peft`",
     ".test-output/vscode-browser/": "the VS Code browser test's screenshots",
+    ".test-output/vscode-pending-files/": "the VS Code pending files test's screenshots",
 }
 # Hidden folders are caches and test output (.git, .pytest_cache, ...), but for CI's scripts.
 HIDDEN_FOLDERS_KEPT = {".ci"}
