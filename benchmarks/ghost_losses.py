@@ -44,13 +44,12 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,16 +64,13 @@ from shadowtab.inference.next_edit.ghost_text.completion_source import (
 from shadowtab.inference.next_edit.ghost_text.rejoin import rest_of_line
 from shadowtab.inference.next_edit.predictor import (
     EnginePredictor,
-    PredictionRequest,
     engine_predictor,
     query_of,
 )
 from shadowtab.inference.next_edit.settings import NextEditOptions
 from shadowtab.inference.next_edit.token_confidence import trace_of
 from shadowtab.lsp.prediction_check import Check, linters_check
-from shadowtab.lsp.project_context import choose
 from shadowtab.shadow_workspace import DEFAULT_LINTERS
-from shadowtab.shadow_workspace.project_index import ProjectIndex
 
 from benchmarks.common.eval_report import quantile
 from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
@@ -82,8 +78,9 @@ from benchmarks.common.in_process import request_of
 from benchmarks.common.project_trees import (
     DEFAULT_MIRRORS,
     ProjectCase,
-    lay_out,
+    ProjectTrees,
     project_cases,
+    with_context,
 )
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
 from training.edit_scoring import judge_line
@@ -173,37 +170,18 @@ def shown_text(completion: Completion, case: Case, threshold: float) -> str | No
     return found.edit.new_text if found is not None else None
 
 
-def with_context(
-    request: PredictionRequest, project: ProjectCase | None, scratch: Path, budget: int
-) -> PredictionRequest:
-    """The request with the snippets the language server would choose from the case's
-    project, indexed as the daemon indexes a workspace (none without a project)."""
-    if project is None or budget <= 0:
-        return request
-    root = scratch / "project"
-    path = lay_out(project, root)
-    index = ProjectIndex(root)
-    index.start()
-    try:
-        index.wait_ready(120)
-        snippets = choose(index, str(path.resolve()), request.text, request.cursor, budget)
-    finally:
-        index.close()
-        shutil.rmtree(root, ignore_errors=True)
-    return replace(request, context=snippets)
-
-
 def in_process(
     engine: Engine,
     predictor: EnginePredictor,
     source: CompletionSource,
     trace: Trace,
     scratch: Path,
+    trees: ProjectTrees,
     budget: int,
 ) -> Trace:
     """Stages 1 to 4 of one case."""
     case = trace.case
-    request = with_context(request_of(case), trace.project, scratch, budget)
+    request = with_context(request_of(case), trace.project, trees, budget)
     query = query_of(request)
     raw = source.complete(engine, query, None, 0.0, n=1)
     trace.shown["raw"] = shown_text(raw, case, 0.0)
@@ -394,17 +372,19 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         data_dir = args.data_dir or scratch / "data"
         engine = create_engine(EngineOptions(**engine_options(args, data_dir), process="inline"))
+        trees = ProjectTrees(scratch / "trees")
         try:
             # the predictor the daemon builds, its `[next_edit]` defaults (the gate on)
             predictor = engine_predictor(lambda: engine, NextEditOptions())
             source = predictor._completion  # its ghost-text source, asked directly
             gate_state = source.gate_state
             traces = [
-                in_process(engine, predictor, source, t, scratch, args.context_tokens)
+                in_process(engine, predictor, source, t, scratch, trees, args.context_tokens)
                 for t in chosen
             ]
         finally:
             engine.close()
+            trees.close()
         described: dict[str, Any] = {}
         if not args.no_lsp:  # the in-process engine is closed first: one model in memory
             described = asyncio.run(over_lsp(args, traces, scratch / "lsp", data_dir))
