@@ -10,7 +10,8 @@ One JSON line per case: the split, mode and index that rebuild the case
 (training/eval_cases.py `cases`), and the continuation. With `--project on` each case
 is in its project at the commit's parent, and the prompt holds the snippets the
 language server would choose with `--context-tokens` (benchmarks/common/project_trees.py),
-as the daemon's prompts do; the rows say so (`context_tokens`). Appends, and skips the
+as the daemon's prompts do; the rows say so (`project`) and hold the snippets' texts
+(`context`: the gate's features look up names and repetition there). Appends, and skips the
 cases a previous run of the same file already has (a stopped run resumes).
 """
 
@@ -34,16 +35,10 @@ from shadowtab.inference.next_edit.rewrite.model_source import ModelSource
 from shadowtab.inference.next_edit.settings import NextEditOptions
 
 from benchmarks.common.in_process import daemon_engine, request_of
-from benchmarks.common.project_trees import (
-    DEFAULT_MIRRORS,
-    ProjectCase,
-    ProjectTrees,
-    checkout_order,
-    project_cases,
-    with_context,
-)
+from benchmarks.common.project_trees import ProjectTrees, checkout_order, with_context
 from training.corpus import DEFAULT_CORPUS, SPLITS, records
 from training.eval_cases import MODES, Mode, cases
+from training.project_cases import DEFAULT_MIRRORS, ProjectCase, project_cases
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -67,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def row(
-    split: str, mode: str, index: int, completion: Completion, seconds: float, context: int
+    split: str, mode: str, index: int, completion: Completion, seconds: float
 ) -> dict[str, Any]:
     margins = completion.token_margins[0] if completion.token_margins else []
     return {
@@ -80,7 +75,6 @@ def row(
         "offsets": list(completion.text_offsets[0]),
         "margins": [round(m, 5) for m in margins],
         "seconds": round(seconds, 3),
-        "context_tokens": context,
     }
 
 
@@ -135,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
                 for index, request in requests(args, split_records, mode, trees):
                     if (args.split, mode, index) in seen:
                         continue
+                    made = request()
                     started = time.monotonic()
-                    completion = source.complete(engine, query_of(request()), None, 0.0)
+                    completion = source.complete(engine, query_of(made), None, 0.0)
                     took = time.monotonic() - started
-                    context = args.context_tokens if args.project == "on" else 0
-                    found = row(args.split, mode, index, completion, took, context)
+                    found = row(args.split, mode, index, completion, took)
+                    if args.project == "on":  # the fitter splices the case into its file
+                        found |= {"project": True, "context": [s.text for s in made.context]}
                     out.write(json.dumps(found) + "\n")
                     out.flush()
     finally:

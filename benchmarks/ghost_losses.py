@@ -75,16 +75,11 @@ from shadowtab.shadow_workspace import DEFAULT_LINTERS
 from benchmarks.common.eval_report import quantile
 from benchmarks.common.eval_run import CaseRunner, Pauses, start_hub, variants
 from benchmarks.common.in_process import request_of
-from benchmarks.common.project_trees import (
-    DEFAULT_MIRRORS,
-    ProjectCase,
-    ProjectTrees,
-    project_cases,
-    with_context,
-)
+from benchmarks.common.project_trees import ProjectTrees, with_context
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
 from training.edit_scoring import judge_line
 from training.eval_cases import Case, cases, line_rest
+from training.project_cases import DEFAULT_MIRRORS, ProjectCase, project_cases
 
 # The stages in the order a suggestion crosses them (the module docstring says each).
 STAGES = ("raw", "oracle", "cut", "predictor", "lint", "lsp")

@@ -70,10 +70,10 @@ from benchmarks.common.eval_run import (
     start_hub,
     variants,
 )
-from benchmarks.common.project_trees import DEFAULT_MIRRORS, ProjectCase, project_cases
 from benchmarks.common.region_lines import add_region_lines_option, region_lines, set_region_lines
 from training.corpus import CORPUS_VARIABLE, DEFAULT_CORPUS, SPLITS, records
 from training.eval_cases import MODES, Case, Mode, cases
+from training.project_cases import DEFAULT_MIRRORS, ProjectCase, project_cases
 
 QUICK_CASES = 2
 

@@ -4,7 +4,7 @@ real language server with the real model. Prints one JSON line.
     python -m benchmarks.next_edit_latency [--cases 16] [--quick] [--data-dir DIR]
         [--corpus DIR] [--split heldout] [--process worker|inline] [--threads N]
         [--mode typing|line] [--ask both|ghost] [--pause-s S] [--gap-ms LO HI]
-        [--region-lines ABOVE,BELOW] [--cursor-lead-ms MS]
+        [--region-lines ABOVE,BELOW] [--cursor-lead-ms MS] [--context-tokens N]
 
 Per case (training/eval_cases.py's cases; typing: the first hunk of a held-out
 commit, its old text deleted and the first words of the new typed; line: a line the
@@ -140,6 +140,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="engine.merge_adapter = false (the daemon merges the adapter into the weights)",
     )
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        help="[next_edit] context_tokens (default: the daemon's); the cases' files share "
+        "one root, so the snippets come from the other cases' files and this one's far parts",
+    )
     parser.add_argument("--data-dir", type=Path, help="cache of the converted model")
     add_region_lines_option(parser)
     args = parser.parse_args(argv)
@@ -179,7 +185,13 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     }
     if args.threads:
         options["threads"] = args.threads
-    variant = Variant(options, "default", None, ghost_gate=False if args.no_gate else None)
+    variant = Variant(
+        options,
+        "default",
+        None,
+        ghost_gate=False if args.no_gate else None,
+        context_tokens=args.context_tokens,
+    )
     trace = Trace(
         args.open_pause,
         tuple(args.gap_ms),

@@ -57,6 +57,7 @@ from training.corpus import DEFAULT_CORPUS, records
 from training.edit_scoring import apply_edit, judge, judge_line
 from training.eval_cases import Case, cases, line_rest
 from training.logistic import fit
+from training.project_cases import DEFAULT_MIRRORS, project_cases
 
 TARGET_PRECISION = 0.85
 FLOORS = (0.2, 0.3, 0.4, 0.5)
@@ -87,6 +88,7 @@ class Collected:
     generated: str
     finished: bool
     remaining: int  # characters a perfect suggestion would save
+    context: tuple[str, ...] = ()  # the project's snippets the prompt held
 
     @property
     def prose(self) -> bool:
@@ -99,23 +101,41 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def collected(rows: Sequence[dict[str, Any]], corpus: Path) -> list[Collected]:
-    """The cases the rows were collected on, rebuilt from the corpus."""
+def collected(
+    rows: Sequence[dict[str, Any]], corpus: Path, mirrors: Path = DEFAULT_MIRRORS
+) -> list[Collected]:
+    """The cases the rows were collected on, rebuilt from the corpus (each in its whole
+    file at the commit's parent where the row was collected in its project)."""
     found = []
-    by_split: dict[tuple[str, str], list[Case]] = {}
+    by_split: dict[tuple[str, str], tuple[list[dict[str, Any]], list[Case]]] = {}
     for row in rows:
         key = (row["split"], row["mode"])
         if key not in by_split:
             count = 1 + max(r["index"] for r in rows if (r["split"], r["mode"]) == key)
-            by_split[key] = cases(records(corpus, row["split"]), row["mode"], count)
+            split_records = records(corpus, row["split"])
+            by_split[key] = split_records, cases(split_records, row["mode"], count)
         trace = trace_of(_completion(row), 0)
         if trace is None or not row["text"]:
             continue
-        case = by_split[key][row["index"]]
+        split_records, split_cases = by_split[key]
+        case = split_cases[row["index"]]
+        if row.get("project"):
+            case = _whole(case, split_records, mirrors)
         remaining = len(line_rest(case)) if case.mode == "line" else _remaining(case)
         finished = row["finish"] in ("eos", "stop")
-        found.append(Collected(case, trace, row["text"], finished, remaining))
+        context = tuple(row.get("context", ()))
+        found.append(Collected(case, trace, row["text"], finished, remaining, context))
     return found
+
+
+def _whole(case: Case, split_records: Sequence[dict[str, Any]], mirrors: Path) -> Case:
+    moved, _ = project_cases([case], split_records, mirrors)
+    if not moved:
+        raise SystemExit(
+            f"ghost_gate: {case.repo}@{case.commit[:12]} was collected in its project, "
+            f"which is not in {mirrors} (--mirrors)"
+        )
+    return moved[0].case
 
 
 def _completion(row: dict[str, Any]) -> Completion:
@@ -138,7 +158,8 @@ def points(items: Sequence[Collected], floor: float) -> list[Point]:
     found = []
     for index, item in enumerate(items):
         case = item.case
-        around = Surroundings.of(case.current, case.cursor, f"{PATH_ROOT}/{case.path}", {})
+        path = f"{PATH_ROOT}/{case.path}"
+        around = Surroundings.of(case.current, case.cursor, path, {}, item.context)
         rest = rest_of_line(case.current, case.cursor)
         every = cuts(item.generated, item.trace, rest, item.finished)
         for cut in decodable(every, item.trace, floor):
@@ -295,9 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="the collected JSONL files")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS, help="rows in projects")
     parser.add_argument("--write", action="store_true", help=f"save the gate as {SHIPPED_GATE}")
     args = parser.parse_args(argv)
-    train = collected(read_rows(args.data / "train.jsonl"), args.corpus)
+    train = collected(read_rows(args.data / "train.jsonl"), args.corpus, args.mirrors)
     best: tuple[float, float, float, list[Point], npt.NDArray[np.float64]] | None = None
     for floor in FLOORS:
         found = points(train, floor)
@@ -342,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     for split in ("heldout", "dev"):
         path = args.data / f"{split}.jsonl"
         if path.exists():
-            for line in report(gate, collected(read_rows(path), args.corpus), split):
+            for line in report(gate, collected(read_rows(path), args.corpus, args.mirrors), split):
                 print(json.dumps(line))
     if args.write:
         SHIPPED_GATE.write_text(json.dumps(gate.to_dict(), indent=1) + "\n")

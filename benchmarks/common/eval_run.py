@@ -25,9 +25,10 @@ from benchmarks.common.eval_lsp import (
     position,
 )
 from benchmarks.common.eval_report import Observation, Suggestion
-from benchmarks.common.project_trees import ProjectCase, lay_out
+from benchmarks.common.project_trees import lay_out
 from training.edit_scoring import apply_edit, judge, judge_line
 from training.eval_cases import Case, line_rest
+from training.project_cases import ProjectCase
 
 LOAD_TIMEOUT_S = 600
 INDEX_TIMEOUT_S = 120  # a project's index is built before its case is typed

@@ -8,8 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from benchmarks.common.project_trees import ProjectCase, ProjectTrees, checkout_order, in_project
+from benchmarks.common.project_trees import ProjectTrees, checkout_order
 from training.eval_cases import Case
+from training.project_cases import ProjectCase, in_project
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -82,6 +82,23 @@ def test_features_read_probabilities_repetition_and_names() -> None:
     assert last["model_ended"] == 1.0 and last["next_logp"] == 0.0
 
 
+def test_the_prompts_project_code_vouches_for_names_and_repeats() -> None:
+    """A name the model read in the prompt's snippets of other files is not made up, and
+    a line repeated there is repetition's evidence."""
+    text = "result = "
+    alone = Surroundings.of(text, len(text), "a.py", {})
+    assert alone.repetition is None
+    snippet = "total = 0\nresult = load_settings(path)\n"
+    around = Surroundings.of(text, len(text), "a.py", {}, [snippet])
+    assert around.repetition is not None and around.repetition.text == "load_settings"
+    trace = TokenTrace((0.9, 0.9), (len("load_settings"), len("load_settings(")))
+    cut = Cut(2, "load_settings(")
+    before = dict(zip(FEATURES, features(cut, trace, False, alone), strict=True))
+    after = dict(zip(FEATURES, features(cut, trace, False, around), strict=True))
+    assert before["unknown_names"] == 1.0 and after["unknown_names"] == 0.0
+    assert before["repetition_agrees"] == 0.0 and after["repetition_agrees"] == 1.0
+
+
 def test_the_region_at_the_cursor() -> None:
     assert region_at("x = 1  # a comm", 15, "a.py") == "comment"
     assert region_at('x = "a str', 10, "a.py") == "string"

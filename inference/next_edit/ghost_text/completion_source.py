@@ -123,7 +123,8 @@ class CompletionSource:
             found = ghost_candidate(completion, 0, rest, s.cursor, self.token_threshold)
             return [found] if found is not None else []
         others = {p: t for p, t in query.open_texts.items() if p != s.path}
-        around = Surroundings.of(s.text, s.cursor, s.path, others)
+        snippets = [snippet.text for snippet in s.context]
+        around = Surroundings.of(s.text, s.cursor, s.path, others, snippets)
         finished = (
             completion.finish_reasons[0] in ("eos", "stop") if completion.finish_reasons else False
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import lexing
@@ -59,7 +60,8 @@ class Cut:
 class Surroundings:
     """What the features need of the file, computed once per request. `window`: the
     text around the cursor where names are looked up, without the word being typed (so
-    that it cannot vouch for itself); `looked_up`: names already looked up there."""
+    that it cannot vouch for itself), and the project's code the prompt holds (a name
+    the model read there is known); `looked_up`: names already looked up there."""
 
     text: str
     cursor: int
@@ -71,14 +73,24 @@ class Surroundings:
     looked_up: dict[str, bool] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, text: str, cursor: int, path: str, others: dict[str, str]) -> Surroundings:
+    def of(
+        cls,
+        text: str,
+        cursor: int,
+        path: str,
+        others: Mapping[str, str],
+        context: Sequence[str] = (),
+    ) -> Surroundings:
+        """`others`: the other open files' texts; `context`: the prompt's snippets of the
+        project (both are where the file's repetition is looked for)."""
         cursor = min(max(cursor, 0), len(text))
-        found = repetition.continuation(text, cursor, others, REPETITION_MIN_MATCH)
+        sources = {**others, **{f"<context {i}>": t for i, t in enumerate(context)}}
+        found = repetition.continuation(text, cursor, sources, REPETITION_MIN_MATCH)
         start = cursor
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             start -= 1
         low = max(0, cursor - NAME_WINDOW_CHARS)
-        window = text[low:start] + " " + text[cursor : cursor + NAME_WINDOW_CHARS]
+        window = " ".join((text[low:start], text[cursor : cursor + NAME_WINDOW_CHARS], *context))
         region = region_at(text, cursor, path)
         return cls(text, cursor, path, found, region, text[start:cursor], window)
 
