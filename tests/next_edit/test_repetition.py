@@ -7,7 +7,7 @@ import time
 
 from shadowtab.inference.next_edit.candidates import Query
 from shadowtab.inference.next_edit.ghost_text import repetition
-from shadowtab.inference.next_edit.situation import Situation
+from shadowtab.inference.next_edit.situation import Situation, Snippet
 
 FILE = (
     "result = compute_total(items, discount=rate)\n"
@@ -42,6 +42,17 @@ def test_other_open_files_are_searched() -> None:
     other = {"b.py": "y = normalise_vector(points, axis_hint)\n"}
     found = repetition.continuation(here, len(here), other)
     assert found is not None and found.text == "is"  # the nearest earlier match first
+
+
+def test_the_projects_code_in_the_prompt_is_searched() -> None:
+    """The prompt's snippets of the project (lsp/project_context.py) are searched as
+    the open files are: a line the project has written elsewhere is continued."""
+    here = "def load(path):\n    settings = read_settings_file(path, encod"
+    query = Query(Situation("a.py", here, len(here)))
+    assert repetition.candidate(query) is None
+    snippet = Snippet("pkg/config.py", "    settings = read_settings_file(path, encoding='utf-8')")
+    found = repetition.candidate(Query(Situation("a.py", here, len(here), context=(snippet,))))
+    assert found is not None and found.edits[0].new_text == "ing"
 
 
 def test_the_candidate_is_ghost_text_that_rejoins_the_line() -> None:

@@ -84,7 +84,7 @@ class Surroundings:
         """`others`: the other open files' texts; `context`: the prompt's snippets of the
         project (both are where the file's repetition is looked for)."""
         cursor = min(max(cursor, 0), len(text))
-        sources = {**others, **{f"<context {i}>": t for i, t in enumerate(context)}}
+        sources = repetition.searched(others, context)
         found = repetition.continuation(text, cursor, sources, REPETITION_MIN_MATCH)
         start = cursor
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):

@@ -1,6 +1,7 @@
 """The repetition source, no model: what the open files themselves continue the line
 with. The longest stretch of text before the cursor that occurs elsewhere (earlier in
-the file first, then later, then the other open files) is continued as it goes on
+the file first, then later, then the other open files and the project's code in the
+prompt) is continued as it goes on
 there, cut after one word or one run of punctuation. Short and sure: a long match is
 right far more often than a short one (dev split line completions: 20 of 29 right from
 a 12-character match, 10 of 12 from a 24-character one)."""
@@ -8,7 +9,7 @@ a 12-character match, 10 of 12 from a 24-character one)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..candidates import Candidate, Query
@@ -74,6 +75,12 @@ def _longest(before: str, haystacks: list[str], min_match: int) -> int | None:
     return low
 
 
+def searched(others: Mapping[str, str], context: Sequence[str]) -> dict[str, str]:
+    """Where the repetition is looked for besides the file: the other open files, then
+    the project's code the prompt holds."""
+    return {**others, **{f"<context {i}>": text for i, text in enumerate(context)}}
+
+
 def candidate(query: Query) -> Candidate | None:
     """Ghost text from the repetition, re-joined as the model's is (rejoin.py); its
     confidence grows with the match (MIN_MATCH characters: 0.5)."""
@@ -81,7 +88,8 @@ def candidate(query: Query) -> Candidate | None:
     if not 0 <= s.cursor <= len(s.text):
         return None
     others = {path: text for path, text in query.open_texts.items() if path != s.path}
-    found = continuation(s.text, s.cursor, others)
+    context = [snippet.text for snippet in s.context]
+    found = continuation(s.text, s.cursor, searched(others, context))
     if found is None:
         return None
     text = rejoined(found.text, rest_of_line(s.text, s.cursor), True)
