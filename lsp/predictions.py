@@ -155,11 +155,10 @@ class PredictionService:
         line: int,
         character: int,
         max_candidates: int,
-        choose_context: bool = False,
     ) -> Callable[[], PredictionRequest]:
         """What request_for gives, taken now; the text (O(file) to join) and the
         project's snippets (an index query) are made when it is called, which a worker
-        thread can do. `choose_context`: choose the snippets again (the user paused)."""
+        thread can do."""
         document = session.sync.document(uri)
         workspace = session.sync.workspace_of(uri)
         if document is None or workspace is None:
@@ -183,7 +182,7 @@ class PredictionService:
                 events=events,
                 max_candidates=max_candidates,
                 asked_at=asked_at,
-                context=self.context.snippets(index, path, joined, cursor, choose_context),
+                context=self.context.snippets(index, path, joined, cursor),
             )
 
         return make
@@ -218,7 +217,7 @@ class PredictionService:
         if predictor is None:
             return
         try:
-            make_request = self._warm_request(session, uri, choose_context=not follow)
+            make_request = self._warm_request(session, uri)
         except Exception:
             return
         if make_request is None:
@@ -227,9 +226,7 @@ class PredictionService:
         # The request's text is joined in the warm thread: not on the event loop.
         self.warms.submit(uri, lambda cancel: warm(make_request(), cancel))
 
-    def _warm_request(
-        self, session: Peer, uri: str, choose_context: bool
-    ) -> Callable[[], PredictionRequest] | None:
+    def _warm_request(self, session: Peer, uri: str) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)
         workspace = session.sync.workspace_of(uri)
         if document is None or workspace is None:
@@ -238,13 +235,11 @@ class PredictionService:
         hint = self._cursor_hints.get(uri)
         if hint is not None and (not history or hint.time >= history[-1].time):
             # the cursor moved after the last edit: the user is about to type there
-            return self._request_maker(session, uri, hint.line, hint.character, 1, choose_context)
+            return self._request_maker(session, uri, hint.line, hint.character, 1)
         cursor = history[-1].offset + len(history[-1].new_text) if history else 0
         cursor = max(0, min(cursor, document.length))
         position = document.position_at(cursor)
-        return self._request_maker(
-            session, uri, position.line, position.character, 1, choose_context
-        )
+        return self._request_maker(session, uri, position.line, position.character, 1)
 
     def close(self) -> None:
         self._warming.close()

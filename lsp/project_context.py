@@ -5,7 +5,7 @@ sets), this file's far parts included, chosen from the workspace's project index
 The snippets come first in the prompt, so they must stay put while the user types, or
 every keystroke would re-prefill them: `StableContext` keeps a document's choice while
 the cursor stays near where it was chosen, and chooses again when the cursor goes
-elsewhere or the user pauses (the warm at a pause prefills the new choice)."""
+elsewhere (the warm at the cursor's arrival prefills the new choice)."""
 
 from __future__ import annotations
 
@@ -92,16 +92,17 @@ class StableContext:
         path: str,
         text: str,
         cursor: int,
-        choose_again: bool = False,
     ) -> tuple[Snippet, ...]:
         """The snippets for a prompt at `cursor`: the document's last choice when the
-        cursor is still near it, else (or when `choose_again`: the user paused) a new one."""
+        cursor is still near it, else a new one. Not at a pause: a new choice there
+        re-prefills the whole prompt, and the warm doing it is cut by the next key
+        (next edit p50 218 -> 564 ms, docs/MEASUREMENTS.md)."""
         if index is None or self.budget_tokens <= 0:
             return ()
         line = text.count("\n", 0, cursor)
         with self._lock:
             kept = self._choices.get(path)
-        if kept is not None and not choose_again and abs(line - kept.line) < SAME_PLACE_LINES:
+        if kept is not None and abs(line - kept.line) < SAME_PLACE_LINES:
             return kept.snippets
         snippets = choose(index, path, text, cursor, self.budget_tokens)
         with self._lock:
