@@ -5,7 +5,7 @@ mode: on a shortest path to the commit's text).
 
     python -m benchmarks.ghost_gate_collect --split train ... --out DIR/train.jsonl
     python -m benchmarks.ghost_gate_collect --split heldout ... --out DIR/heldout.jsonl
-    python -m training.ghost_gate --data DIR [--write]
+    python -m training.ghost_gate --data DIR [DIR ...] [--write]  (train.jsonl of each)
 
 The threshold is the lowest whose precision reaches TARGET_PRECISION on out-of-fold
 predictions of the training cases (five folds by case): the held-back split is left to
@@ -314,12 +314,15 @@ def fitted_for() -> FittedFor:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True, help="the collected JSONL files")
+    parser.add_argument(
+        "--data", type=Path, nargs="+", required=True, help="folders of collected JSONL files"
+    )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS, help="rows in projects")
     parser.add_argument("--write", action="store_true", help=f"save the gate as {SHIPPED_GATE}")
     args = parser.parse_args(argv)
-    train = collected(read_rows(args.data / "train.jsonl"), args.corpus, args.mirrors)
+    train_rows = [row for folder in args.data for row in read_rows(folder / "train.jsonl")]
+    train = collected(train_rows, args.corpus, args.mirrors)
     best: tuple[float, float, float, list[Point], npt.NDArray[np.float64]] | None = None
     for floor in FLOORS:
         found = points(train, floor)
@@ -361,8 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         prose_threshold,
     )
     print(json.dumps({"gate": gate.to_dict()}))
-    for split in ("heldout", "dev"):
-        path = args.data / f"{split}.jsonl"
+    for folder, split in ((f, s) for f in args.data for s in ("heldout", "dev")):
+        path = folder / f"{split}.jsonl"
         if path.exists():
             for line in report(gate, collected(read_rows(path), args.corpus, args.mirrors), split):
                 print(json.dumps(line))

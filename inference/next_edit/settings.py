@@ -16,9 +16,11 @@ from ..engines.setting_types import Setting, table_defaults
 from .formats import AUTO, FORMATS
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
-# The project's code in the prompt: a budget chosen by benchmarks/ghost_losses.py and
-# next_edit_eval.py with the project present (docs/MEASUREMENTS.md).
-DEFAULT_CONTEXT_TOKENS = 512
+# The project's code in the prompt: off until it measures better with the project present
+# (benchmarks/ghost_losses.py --project on --context-tokens N; docs/MEASUREMENTS.md,
+# 2026-12-06: 512 tokens raise what the model knows, not what the gate shows, and cost the
+# next edit's tail).
+DEFAULT_CONTEXT_TOKENS = 0
 
 
 def prompt_formats() -> tuple[str, ...]:
