@@ -29,6 +29,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clients_support import (
@@ -236,6 +237,20 @@ def start_code_server(
     )
 
 
+def start_browser(
+    tools: BrowserTools, config: dict[str, Any], env: dict[str, str], workspace: Path
+) -> subprocess.Popen[str]:
+    """The headless Chromium client (vscode_browser.mjs) running one scenario."""
+    return subprocess.Popen(
+        [str(tools.node), str(BROWSER_CLIENT), json.dumps(config)],
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def stop_group(process: subprocess.Popen[str]) -> str:
     """SIGTERM to code-server's process group (its extension host and our servers), then
     SIGKILL; returns what it printed."""
@@ -311,14 +326,7 @@ def test_vscode_extension_in_code_server(
                 "real": {"command": recorded_command, "args": ["lsp", "--standalone"]},
             },
         }
-        browser = subprocess.Popen(
-            [str(tools.node), str(BROWSER_CLIENT), json.dumps(config)],
-            env=env,
-            cwd=workspace,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        browser = start_browser(tools, config, env, workspace)
         run = finish_client(browser, timeout=400)
     finally:
         log = stop_group(server)
@@ -414,14 +422,7 @@ def test_vscode_pending_files_picker(daemon: ShadowtabEnv, workspace: Path, tmp_
                 "editedDiskText": SAMPLE_SOURCE,
             },
         }
-        browser = subprocess.Popen(
-            [str(tools.node), str(BROWSER_CLIENT), json.dumps(config)],
-            env=env,
-            cwd=workspace,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        browser = start_browser(tools, config, env, workspace)
         try:
             if wait_for_file(ready, browser, timeout=240):
                 agent_edits(daemon, workspace, "import sys")
