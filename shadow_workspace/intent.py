@@ -47,15 +47,19 @@ def intent_path(journal: Path) -> Path:
 def write_intent(path: Path, steps: list[IntentStep]) -> None:
     record = [[s.path, s.data, s.expected, s.mode] for s in steps]
     temp = path.with_suffix(".commit-temp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(msgpack.packb({"steps": record}, use_bin_type=True))
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(msgpack.packb({"steps": record}, use_bin_type=True))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)  # on a full disk, a half-written plan frees its space
+        raise
     fsync_dir(path.parent)
 
 

@@ -3,7 +3,8 @@ files are written (temp file, fsync, rename), then deleted files removed, so a r
 its new file written before its old one goes. Before the first write the plan is saved
 beside the journal (an intent file, fsynced); a process killed midway leaves it, and the
 next start finishes the commit from it (intent.finish_interrupted), so after a restart
-the disk holds the old tree or the new one, never a mix.
+the disk holds the old tree or the new one, never a mix. A plan that cannot be saved
+(its disk full or read-only) refuses the commit before anything is written.
 
 A file that changed on disk since the shadow read it (or became a directory) is a
 conflict found before anything is written: it stays pending, and so does the other file
@@ -64,7 +65,17 @@ def commit_all(
         return
     intent = None if store.journal is None else intent_path(store.journal.path)
     if intent is not None:
-        write_intent(intent, [_intent_step(step) for step in steps])
+        try:
+            write_intent(intent, [_intent_step(step) for step in steps])
+        except OSError as exc:  # a full or read-only state dir: no commit without a plan
+            reason = (
+                f"cannot write {intent}, the commit's plan (it makes a commit cut short "
+                f"by a crash finish at the next start): {exc.strerror or exc}; nothing "
+                "written, the edits stay in the shadow"
+            )
+            for step in steps:
+                _conflict(store, step.doc, reason, result)
+            return
     try:
         _run(store, root, steps, result)
     finally:
