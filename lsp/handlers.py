@@ -57,6 +57,11 @@ def _initialized(session: Session, params: types.InitializedParams) -> None:
 
 def _did_open(session: Session, params: types.DidOpenTextDocumentParams) -> None:
     session.sync.did_open(params)
+    uri, language_id = params.text_document.uri, params.text_document.language_id
+    workspace = session.sync.workspace_of(uri)
+    document = workspace.document(uri) if workspace is not None else None
+    if session.name_check is not None and workspace is not None and document is not None:
+        session.name_check.prepare(str(document.path), workspace.root, document.text, language_id)
 
 
 def _did_change(session: Session, params: types.DidChangeTextDocumentParams) -> None:

@@ -30,7 +30,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -151,10 +151,32 @@ class NameCheck:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_SAMPLES)
+        self._prepared: set[str] = set()  # roots whose first document was prepared
         # Worker thread only: jedi's objects and the cache.
         self._projects: dict[str, jedi.Project] = {}
         self._environment: Any = None
         self._cache: OrderedDict[tuple[str, int, int, int], frozenset[str]] = OrderedDict()
+
+    def prepare(
+        self, path: str, root: str | Path, text: str, language_id: str
+    ) -> Future[None] | None:
+        """Load what jedi needs for a project's first Python document (builtins' stubs,
+        the modules the document imports) in the worker thread, now, not at the first
+        check: that load takes a second or two, past any check's deadline, and most of
+        the memory the check will ever hold (so the daemon's memory settles while the
+        user opens files, not minutes later). The load's future; None when there is
+        nothing to do (not Python, or the project was prepared already)."""
+        if not is_python(path, language_id) or str(root) in self._prepared:
+            return None
+        self._prepared.add(str(root))
+        return self._executor.submit(self._load, text, str(Path(root) / path), str(root))
+
+    def _load(self, text: str, path: str, root: str) -> None:
+        try:
+            with _collector_paused():
+                self._visible(text, len(text), path, root)
+        except Exception as exc:  # jedi's own failures: the first check will say so again
+            logger.info("name check: preparing %s failed (%s: %s)", path, type(exc).__name__, exc)
 
     def for_document(self, path: str, root: str | Path, language_id: str) -> NamesCheck | None:
         """The check of one document's candidates; None for a file that is not Python."""

@@ -173,6 +173,27 @@ async def test_past_the_deadline_a_suggestion_passes_unchecked(project: Path) ->
         check.close()
 
 
+async def test_a_projects_first_document_prepares_jedi_before_the_first_check(
+    project: Path,
+) -> None:
+    """jedi's first call loads builtins' stubs (0.6 s on an idle EPYC, more under load,
+    past the 150 ms deadline): done at didOpen, the first check finds them loaded."""
+    check = NameCheck(deadline_s=1.0)
+    try:
+        text = MAIN.replace(CURSOR, "")
+        assert check.prepare("notes.md", project, "# notes", "markdown") is None
+        loading = check.prepare("main.py", project, text, "python")
+        assert loading is not None
+        await asyncio.wrap_future(loading)
+        assert check.prepare("pkg/helpers.py", project, HELPERS, "python") is None  # once
+        assert check.counts()["jedi_calls"] == 1
+        assert await shown(check, project, "return self.cuont") == "return self."
+        counts = check.counts()
+        assert (counts["timeout"], counts["cut"]) == (0, 1), counts
+    finally:
+        check.close()
+
+
 async def test_files_that_are_not_python_are_not_checked(project: Path) -> None:
     check = NameCheck()
     try:
