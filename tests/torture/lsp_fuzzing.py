@@ -97,19 +97,26 @@ def lsp_messages(
 ) -> st.SearchStrategy[tuple[str, Any]]:
     """(kind, message): "request" / "notification" ({method, params}), "body" (bytes
     framed correctly), "json" (any JSON framed correctly) and, with `raw`, "raw" (bytes
-    sent as they are: broken framing)."""
+    sent as they are: broken framing). Requests are drawn twice as often as the others."""
+    kinds = lsp_kinds(root, methods, raw)
+    return st.one_of([kinds["request"], *kinds.values()])
+
+
+def lsp_kinds(
+    root: Path, methods: list[str] = METHODS, raw: bool = False
+) -> dict[str, st.SearchStrategy[tuple[str, Any]]]:
+    """lsp_messages' kinds one by one, by name (a fuzzer can feed one kind at a time)."""
     method = st.sampled_from(methods) | st.text(max_size=10)
     message = st.fixed_dictionaries({"method": method, "params": lsp_params(root)})
-    kinds = [
-        message.map(lambda m: ("request", m)),
-        message.map(lambda m: ("request", m)),
-        message.map(lambda m: ("notification", m)),
-        st.binary(max_size=40).map(lambda b: ("body", b)),
-        JSON.map(lambda j: ("json", j)),
-    ]
+    kinds: dict[str, st.SearchStrategy[tuple[str, Any]]] = {
+        "request": message.map(lambda m: ("request", m)),
+        "notification": message.map(lambda m: ("notification", m)),
+        "body": st.binary(max_size=40).map(lambda b: ("body", b)),
+        "json": JSON.map(lambda j: ("json", j)),
+    }
     if raw:
-        kinds.append(st.sampled_from(RAW).map(lambda b: ("raw", b)))
-    return st.one_of(kinds)
+        kinds["raw"] = st.sampled_from(RAW).map(lambda b: ("raw", b))
+    return kinds
 
 
 class LspWire:

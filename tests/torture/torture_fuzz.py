@@ -6,6 +6,14 @@ control frames of every wrong shape. A bystander editor session is open througho
 Afterwards: the daemon is alive with the same pid, answers well-formed requests, its
 RSS grew less than 10%, and the bystander was not dropped.
 
+RSS is sampled the same way every time (settled_rss_kb: a fixed quiet time, then the
+median of a few samples): once the daemon is up, after a warm-up of a tenth of the
+inputs (imports and caches filled), and after the run. `rss_growth_pct` is the run's,
+against the warm-up's end; `rss_growth_from_start_pct` includes the warm-up. The
+tracebacks in the daemon's log are counted, by what logged them. `--by-kind N` then
+feeds N inputs of each kind alone and prints the RSS growth and tracebacks of each (the
+bisection that finds which inputs keep memory).
+
 The figures:
 
     {"messages": 10000, "alive": true, "rss_growth_pct": 1.2, "bystander_ok": true, ...}
@@ -18,11 +26,13 @@ import itertools
 import os
 import shutil
 import socket
+import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +40,14 @@ import msgpack
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from lsp_fuzzing import JSON, METHODS, LspWire, lsp_messages
+from lsp_fuzzing import JSON, METHODS, LspWire, lsp_kinds, lsp_messages
 from torture_daemon import rss_kb
 
 CLI = [sys.executable, "-m", "shadowtab.daemon.cli"]
 RSS_GROWTH_LIMIT_PCT = 10
+SETTLE_S = 3.0  # no input this long before RSS is sampled
+RSS_SAMPLES = 5
+RSS_SAMPLE_GAP_S = 0.2
 
 
 class LspConnection(LspWire):
@@ -86,18 +99,28 @@ def control_frame(message: Any) -> bytes:
 
 def messages(root: Path) -> st.SearchStrategy[tuple[str, Any]]:
     """LSP messages of every kind (shutdown and broken framing too) and control frames."""
-    return st.one_of(
-        lsp_messages(root, [*METHODS, "shutdown"], raw=True),
-        JSON.map(lambda j: ("control", control_frame(j))),
-        st.fixed_dictionaries(
+    control_kinds = [v for k, v in kinds(root).items() if k.startswith("control")]
+    return st.one_of(lsp_messages(root, [*METHODS, "shutdown"], raw=True), *control_kinds)
+
+
+def kinds(root: Path) -> dict[str, st.SearchStrategy[tuple[str, Any]]]:
+    """Each kind of input by name, LSP ("lsp_request", ...) and control: the bisection
+    feeds them one at a time."""
+    lsp = lsp_kinds(root, [*METHODS, "shutdown"], raw=True)
+    return {
+        **{f"lsp_{name}": strategy for name, strategy in lsp.items()},
+        "control_json": JSON.map(lambda j: ("control", control_frame(j))),
+        "control_command": st.fixed_dictionaries(
             {"cmd": JSON | st.sampled_from(["status", "lock.take", "stop!"])},
             optional={"root": JSON, "mode": JSON},
         ).map(lambda m: ("control", control_frame(m))),
-        st.binary(max_size=40).map(lambda b: ("control", struct.pack(">I", len(b)) + b)),
-        st.sampled_from([b"\xff\xff\xff\xff", b"\x00\x00", b"\x00\x00\x00\x10abc"]).map(
-            lambda b: ("control", b)
+        "control_bytes": st.binary(max_size=40).map(
+            lambda b: ("control", struct.pack(">I", len(b)) + b)
         ),
-    )
+        "control_broken": st.sampled_from(
+            [b"\xff\xff\xff\xff", b"\x00\x00", b"\x00\x00\x00\x10abc"]
+        ).map(lambda b: ("control", b)),
+    }
 
 
 class Fuzzer:
@@ -120,7 +143,7 @@ class Fuzzer:
         connection.initialize(self.root)
         return connection
 
-    def _reconnect(self) -> None:
+    def reconnect(self) -> None:
         self.connection.close()  # vanishes without shutdown, as editors do when killed
         self.connection = self._connect()
         self.counts["fuzz_sessions"] += 1
@@ -149,7 +172,7 @@ class Fuzzer:
                 self.connection.sock.sendall(message)
                 ended = True
         if ended:
-            self._reconnect()
+            self.reconnect()
             return
         self._check(expected, batch)
 
@@ -166,11 +189,11 @@ class Fuzzer:
             replies = self.connection.answers(expected | {ping})
         except TimeoutError:  # a request left unanswered: a failure
             self.counts["unanswered"] += 1
-            self._reconnect()
+            self.reconnect()
             return
         except (EOFError, OSError):  # the batch ended the session (a limit, a framing error)
             self.counts["sessions_ended_by_batch"] += 1
-            self._reconnect()
+            self.reconnect()
             return
         for msg_id in expected:
             reply = replies[msg_id]
@@ -179,7 +202,7 @@ class Fuzzer:
         if "result" not in replies[ping] and not _after_shutdown(replies[ping]):
             self._bad(replies[ping], batch)
         if _after_shutdown(replies[ping]):
-            self._reconnect()
+            self.reconnect()
 
 
 def _after_shutdown(reply: dict[str, Any]) -> bool:
@@ -204,6 +227,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
     (root / "a.py").write_text("x = 1\n")
+    log = base / "state" / "daemon.log"
     try:
         status = start_daemon(base)
         pid, lsp_path, control_path = status["pid"], status["lsp_socket"], status["control_socket"]
@@ -214,28 +238,95 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bystander.send(
             {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}}
         )
+        rss_started = settled_rss_kb(pid)
         fuzzer = Fuzzer(lsp_path, control_path, root)
         strategy = st.lists(messages(root), min_size=1, max_size=8)
         fuzz(fuzzer, strategy, max(100, count // 10), seed)  # warm-up: imports, caches
-        rss_before = rss_kb(pid)
+        rss_before = settled_rss_kb(pid)
         fuzz(fuzzer, strategy, count, seed + 1)
+        fuzzer.reconnect()  # the last fuzz session ends, as its editor would
+        rss_after = settled_rss_kb(pid)
+        tracebacks = log_tracebacks(log)
+        bisected = by_kind(fuzzer, pid, root, args.by_kind, seed + 2, log) if args.by_kind else {}
         fuzzer.connection.close()
-        time.sleep(1.0)
-        rss_after = rss_kb(pid)
         return {
             **fuzzer.counts,
             "alive": _alive(pid, control_path, lsp_path, root),
             "same_pid": control(control_path, control_frame({"cmd": "status"})) is not None
             and _pid_of(control_path) == pid,
+            "rss_started_mb": round(rss_started / 1024, 1),
             "rss_before_mb": round(rss_before / 1024, 1),
             "rss_after_mb": round(rss_after / 1024, 1),
             "rss_growth_pct": round(100 * (rss_after - rss_before) / rss_before, 1),
+            "rss_growth_from_start_pct": round(100 * (rss_after - rss_started) / rss_started, 1),
+            "log_tracebacks": sum(tracebacks.values()),
+            "log_traceback_samples": [f"{n} x {what}" for what, n in tracebacks.most_common(3)],
+            **({"by_kind": bisected} if bisected else {}),
             "bystander_ok": _bystander_ok(bystander),
             "bad_reply_samples": fuzzer.bad_samples,
         }
     finally:
         subprocess.run([*CLI, "daemon", "stop"], capture_output=True, timeout=60, check=False)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def settled_rss_kb(pid: int) -> int:
+    """The daemon's RSS sampled the same way in every run: SETTLE_S without input (what
+    the last inputs started, lints and ended sessions, is done), then the median of
+    RSS_SAMPLES samples RSS_SAMPLE_GAP_S apart (one sample catches a passing peak)."""
+    time.sleep(SETTLE_S)
+    samples = []
+    for _ in range(RSS_SAMPLES):
+        samples.append(rss_kb(pid))
+        time.sleep(RSS_SAMPLE_GAP_S)
+    return int(statistics.median(samples))
+
+
+def by_kind(
+    fuzzer: Fuzzer, pid: int, root: Path, count: int, seed: int, log: Path
+) -> dict[str, dict[str, int]]:
+    """The bisection: `count` inputs of each kind alone, after the mixed run; the
+    settled RSS growth (KB) and the log's new tracebacks of each."""
+    found = {}
+    for index, (name, strategy) in enumerate(kinds(root).items()):
+        rss_before, logged_before = settled_rss_kb(pid), sum(log_tracebacks(log).values())
+        fuzz(fuzzer, st.lists(strategy, min_size=1, max_size=8), count, seed * 100 + index)
+        fuzzer.reconnect()
+        found[name] = {
+            "rss_growth_kb": settled_rss_kb(pid) - rss_before,
+            "tracebacks": sum(log_tracebacks(log).values()) - logged_before,
+        }
+        print(f"fuzz by kind: {name} {found[name]}", file=sys.stderr, flush=True)
+    return found
+
+
+def log_tracebacks(log: Path) -> Counter[str]:
+    """The tracebacks in the daemon's log, by the record that logged each (its logger and
+    message, without the time) or, printed without one, by its last line."""
+    found: Counter[str] = Counter()
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    for index, line in enumerate(lines):
+        if line.startswith("Traceback (most recent call last)"):
+            record = lines[index - 1] if index else ""
+            found[_record_text(record) or _last_line(lines, index)] += 1
+    return found
+
+
+def _record_text(record: str) -> str:
+    """'<time> ERROR name [pid]: message' -> 'name: message'; '' for no log record."""
+    parts = record.split(" ", 4)
+    if len(parts) < 5 or parts[2] not in ("ERROR", "WARNING", "CRITICAL", "INFO"):
+        return ""
+    message = parts[4].partition(": ")[2]  # after "[pid]: "
+    return f"{parts[3]}: {message}"[:160]
+
+
+def _last_line(lines: list[str], start: int) -> str:
+    """The exception line that ends the traceback starting at `start`."""
+    for line in lines[start + 1 :]:
+        if line and not line.startswith((" ", "Traceback")):
+            return line[:160]
+    return "?"
 
 
 def fuzz(
@@ -298,6 +389,12 @@ def _bystander_ok(bystander: LspConnection) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument(
+        "--by-kind",
+        type=int,
+        default=0,
+        help="then this many inputs of each kind alone: RSS growth and tracebacks by kind",
+    )
 
 
 def failures(figures: dict[str, Any]) -> list[str]:

@@ -44,6 +44,7 @@ class Keystroke:
     text: str
     pause_s: float = 0.0  # before the next keystroke
     burst_end: bool = False  # the person pauses after it
+    uri: str = ""  # the document typed into; "" for a client's only one
 
     def change(self) -> dict[str, Any]:
         """The didChange content change (incremental)."""
@@ -158,6 +159,26 @@ def trace(client: int, lines: list[int], count: int, seed: int) -> list[Keystrok
         slot += 1
     keys = writer.keys[:count]
     keys[-1].burst_end = True
+    return keys
+
+
+def interleave(traces: list[list[Keystroke]], switch_p: float, seed: int) -> list[Keystroke]:
+    """The keystrokes of several files' traces as one person types them: a burst in one
+    file, then, at a pause, now and then to another file. Each trace keeps its order, so
+    each replayed alone on its file still gives that file's lines."""
+    rng = random.Random(seed)
+    keys: list[Keystroke] = []
+    next_of = [0] * len(traces)
+    current = 0
+    while len(keys) < sum(map(len, traces)):
+        if next_of[current] == len(traces[current]):  # this file's trace is done
+            current = (current + 1) % len(traces)
+            continue
+        key = traces[current][next_of[current]]
+        next_of[current] += 1
+        keys.append(key)
+        if key.burst_end and rng.random() < switch_p:
+            current = (current + 1) % len(traces)
     return keys
 
 
