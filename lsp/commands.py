@@ -94,7 +94,7 @@ class CommandRunner:
             return found
         if not args.get(OPEN_WORKSPACE, False):
             raise ValueError(f"no shadowtab workspace holds {root}")
-        return self._workspaces.for_uri(path.resolve().as_uri())
+        return self._workspaces.for_control(path)
 
     async def lock_status(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.workspace(args).lock_status()

@@ -73,3 +73,27 @@ async def test_control_errors(hub: Hub, root: Path, tmp_path: Path) -> None:
         await hub.control("lock.status", {"root": str(tmp_path / "missing")})
     with pytest.raises(ValueError):
         await hub.control("lock.status", {"root": 5})
+
+
+async def test_workspaces_the_control_socket_opened_are_bounded(hub: Hub, tmp_path: Path) -> None:
+    """Issue 44: a client naming one new folder after another opened a workspace (a
+    watcher, an index thread, a journal) for each, never closed. Past
+    MAX_CONTROL_WORKSPACES the least recently named that hold nothing are closed; one
+    with pending edits (the model holds its lock) or named again recently stays."""
+    from shadowtab.lsp.workspace_registry import MAX_CONTROL_WORKSPACES
+
+    folders = []
+    for number in range(MAX_CONTROL_WORKSPACES + 6):
+        folder = tmp_path / f"p{number}"
+        (folder / ".git").mkdir(parents=True)
+        folders.append(folder.resolve())
+    await hub.control("lock.release", {"root": str(folders[0])})  # the model's: kept
+    for folder in folders[1:]:
+        await hub.control("lock.status", {"root": str(folders[1])})  # named again and again
+        await hub.control("lock.status", {"root": str(folder)})
+    open_roots = {ws.root for ws in hub.workspaces.all()}
+    assert len(open_roots) == MAX_CONTROL_WORKSPACES
+    assert {folders[0], folders[1], folders[-1]} <= open_roots
+    assert folders[2] not in open_roots
+    # a closed one opens again when named: nothing was lost with it
+    assert (await hub.control("lock.status", {"root": str(folders[2])}))["holder"] == "user"

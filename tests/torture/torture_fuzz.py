@@ -48,6 +48,7 @@ RSS_GROWTH_LIMIT_PCT = 10
 SETTLE_S = 3.0  # no input this long before RSS is sampled
 RSS_SAMPLES = 5
 RSS_SAMPLE_GAP_S = 0.2
+FOLDERS = 500  # projects the control frames name, one after another
 
 
 class LspConnection(LspWire):
@@ -97,6 +98,16 @@ def control_frame(message: Any) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
+def folder(root: Path, number: int) -> Path:
+    """One of the FOLDERS projects beside `root` the fuzz names (make_folders)."""
+    return root.parent / "folders" / f"f{number}"
+
+
+def make_folders(root: Path) -> None:
+    for number in range(FOLDERS):
+        (folder(root, number) / ".git").mkdir(parents=True)
+
+
 def messages(root: Path) -> st.SearchStrategy[tuple[str, Any]]:
     """LSP messages of every kind (shutdown and broken framing too) and control frames."""
     control_kinds = [v for k, v in kinds(root).items() if k.startswith("control")]
@@ -117,6 +128,12 @@ def kinds(root: Path) -> dict[str, st.SearchStrategy[tuple[str, Any]]]:
         "control_bytes": st.binary(max_size=40).map(
             lambda b: ("control", struct.pack(">I", len(b)) + b)
         ),
+        # a real folder, another each time: the daemon opens a workspace for each (a
+        # watcher, an index thread), which it kept for good before issue 44
+        "control_folder": st.tuples(
+            st.sampled_from(["lock.status", "shadow.pending", "lock.take"]),
+            st.integers(0, FOLDERS - 1),
+        ).map(lambda c: ("control", control_frame({"cmd": c[0], "root": str(folder(root, c[1]))}))),
         "control_broken": st.sampled_from(
             [b"\xff\xff\xff\xff", b"\x00\x00", b"\x00\x00\x00\x10abc"]
         ).map(lambda b: ("control", b)),
@@ -227,6 +244,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = base / "proj"
     (root / ".git").mkdir(parents=True)
     (root / "a.py").write_text("x = 1\n")
+    make_folders(root)
     log = base / "state" / "daemon.log"
     try:
         status = start_daemon(base)
