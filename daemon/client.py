@@ -150,13 +150,19 @@ def start_daemon(timeout: float = 15.0, config_root: Path | None = None) -> dict
             )
 
 
+def launcher_command(config_root: Path) -> list[str]:
+    """The launcher's command line (a test may run it with other log limits)."""
+    module = "shadowtab.daemon.launcher"
+    return [sys.executable, "-m", module, "--detach", "--config-root", str(config_root)]
+
+
 def _launch(log_file: Path, config_root: Path, timeout: float) -> int:
-    """Run the launcher, which validates, takes the lock, forks the daemon and exits."""
-    command = [sys.executable, "-m", "shadowtab.daemon.launcher", "--detach"]
-    command += ["--config-root", str(config_root)]
+    """Run the launcher, which validates, takes the lock, forks the daemon and exits.
+    Its output goes to the log, opened O_APPEND ("ab"): the daemon rotates the log by
+    truncating it in place (daemon_logging), and an appending writer follows that."""
     with log_file.open("ab") as log:
         launcher = subprocess.Popen(
-            command,
+            launcher_command(config_root),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -79,7 +79,7 @@ def run_daemon(
     from shadowtab.daemon.service import DaemonService
 
     os.umask(0o077)
-    setup_logging(files.log_file, also_stderr=foreground)
+    setup_logging(files.log_file, foreground)
 
     async def serve() -> None:
         on_ready = None if ready_fd is None else functools.partial(_signal_ready, ready_fd)

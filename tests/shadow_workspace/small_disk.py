@@ -40,7 +40,7 @@ def _mount(command: list[str]) -> str | None:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode == 0:
         return None
-    said = done.stderr.strip() or f"exit code {done.returncode}"
+    said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[0]
     return f"`{shlex.join(command)}` failed ({said}); it needs root or CAP_SYS_ADMIN"
 
 
