@@ -105,7 +105,7 @@ def test_an_io_error_keeps_both_versions(
 
 SMALL_DISK = 512 * 1024
 BEFORE = {"a.py": "a = 0\n", "b.py": OLD}
-BIG = "".join(f"row_{i} = {i}\n" for i in range(6000))  # ~70 KB: more than is left
+BIG = "".join(f"row_{i} = {i}\n" for i in range(6000))  # ~100 KB: more than is left
 INSERTED = {"a.py": "model = 1\n", "b.py": BIG, "c.py": "new = 1\n"}  # c.py: a new file
 SHADOW = {name: text + BEFORE.get(name, "") for name, text in INSERTED.items()}
 LEFTOVERS = (TEMP_SUFFIX, ".commit-temp", ".compact")
@@ -151,13 +151,18 @@ def figures(case: str, lost: int, torn: int, message: str) -> str:
     )
 
 
-@pytest.mark.parametrize("journal_on_it", [False, True], ids=["journal-elsewhere", "same-disk"])
+@pytest.mark.parametrize(
+    ("journal_on_it", "free_kib"),
+    [(False, 16), (True, 16), (True, 140)],
+    ids=["journal-elsewhere", "same-disk-no-room-for-the-plan", "same-disk-room-for-the-plan"],
+)
 def test_a_commit_on_a_full_disk_loses_nothing(
-    disk: Path, tmp_path: Path, journal_on_it: bool, record_property: Any
+    disk: Path, tmp_path: Path, journal_on_it: bool, free_kib: int, record_property: Any
 ) -> None:
-    """Three files committed (two changed, one new) with 16 KiB left on the disk and one
-    of them 70 KB: nothing is written, the error says which file and why, the edits
-    stay pending through a restart on the full disk, and commit once space is freed."""
+    """Three files committed (two changed, one new, one of them 100 KB) on a disk with
+    `free_kib` left: nothing is written (with 140 KiB, the plan and a.py are, then b.py
+    fails and a.py is put back), the error says which file and why, the edits stay
+    pending through a restart on the full disk, and commit once space is freed."""
     root = disk / "project"
     root.mkdir()
     journal_dir = (disk if journal_on_it else tmp_path) / "state" / "journal"
@@ -168,7 +173,7 @@ def test_a_commit_on_a_full_disk_loses_nothing(
     for name, text in INSERTED.items():
         at_start = [TextChange(Range(Position(0, 0), Position(0, 0)), text)]
         workspace.apply_model_edit(uri_of(root / name), at_start)
-    filler = fill(disk, leave=16 * 1024)
+    filler = fill(disk, leave=free_kib * 1024)
 
     result = workspace.take("commit")
     assert not result.written and not result.removed
@@ -193,7 +198,9 @@ def test_a_commit_on_a_full_disk_loses_nothing(
     finally:
         restarted.close()
     assert not leftovers(disk)
-    case = "full disk (tmpfs), journal " + ("on it" if journal_on_it else "elsewhere")
+    case = f"full disk (tmpfs, {free_kib} KiB free), journal " + (
+        "on it" if journal_on_it else "elsewhere"
+    )
     line = figures(case, len(lost) + len(lost_at_restart), len(torn), message)
     print(line)
     record_property("benchmark_line", line)  # printed at the end of the run
