@@ -30,6 +30,10 @@ REDUCED_RUNS = {
     "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),
     # q8_0 pinned: "auto" (its default, the daemon's) would measure in its fresh data dir
     "next_edit_latency.py": (["--quick", "--weights", "q8_0"], "next_edit_p50_ms"),
+    "busy_neighbour.py": (
+        ["--cases", "1", "--neighbours", "none", "stream", "--", "--weights", "q8_0"],
+        "runs",
+    ),
     "adapter_merge.py": (["--quick"], "merged_prefill_over_attached"),
     "next_edit_eval.py": (["--quick"], "precision"),
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
