@@ -20,7 +20,7 @@ TORTURES = {
     "confinement": "generated URIs and paths: nothing written outside the workspace",
     "fuzz": "fuzzed LSP messages and control frames against a live daemon",
     "worker": "SIGKILL and SIGSEGV the engine worker of a live daemon",
-    "clients": "editors typing at once into shared files, ghost text on",
+    "clients": "8 editors typing at once into own and shared files, next to one alone",
     "soak": "one editor typing for 30 minutes: RSS, open files, threads",
 }
 

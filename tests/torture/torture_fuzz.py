@@ -2,17 +2,21 @@
 builds LSP messages (valid shapes with wrong types and extreme values, unknown methods,
 documents never opened, wrong versions, out-of-range positions), raw bytes (bad
 Content-Length, truncated and oversized frames, invalid UTF-8 and JSON) and msgpack
-control frames of every wrong shape. A bystander editor session is open throughout.
+control frames of every wrong shape, and control requests naming one real folder after
+another (each a project the daemon opens). A bystander editor session is open
+throughout.
 Afterwards: the daemon is alive with the same pid, answers well-formed requests, its
 RSS grew less than 10%, and the bystander was not dropped.
 
 RSS is sampled the same way every time (settled_rss_kb: a fixed quiet time, then the
 median of a few samples): once the daemon is up, after a warm-up of a tenth of the
 inputs (imports and caches filled), and after the run. `rss_growth_pct` is the run's,
-against the warm-up's end; `rss_growth_from_start_pct` includes the warm-up. The
-tracebacks in the daemon's log are counted, by what logged them. `--by-kind N` then
-feeds N inputs of each kind alone and prints the RSS growth and tracebacks of each (the
-bisection that finds which inputs keep memory).
+against the warm-up's end; `rss_growth_from_start_pct` includes the warm-up; its
+threads and open files at both ends of the run. The tracebacks in the daemon's log are
+counted, by what logged them. `--by-kind N` then feeds N inputs of each kind alone and
+prints the RSS growth and tracebacks of each (the bisection that finds which inputs
+keep memory: with the bound on the workspaces the control socket opens taken off, 300
+folders named kept 1.9 MB; with it, after 10,000 inputs, no kind kept 0.1 MB per 300).
 
 The figures:
 
@@ -41,7 +45,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from lsp_fuzzing import JSON, METHODS, LspWire, lsp_kinds, lsp_messages
-from torture_daemon import rss_kb
+from torture_daemon import open_files, rss_kb, threads
 
 CLI = [sys.executable, "-m", "shadowtab.daemon.cli"]
 RSS_GROWTH_LIMIT_PCT = 10
@@ -261,9 +265,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         strategy = st.lists(messages(root), min_size=1, max_size=8)
         fuzz(fuzzer, strategy, max(100, count // 10), seed)  # warm-up: imports, caches
         rss_before = settled_rss_kb(pid)
+        threads_before, fds_before = threads(pid), open_files(pid)
         fuzz(fuzzer, strategy, count, seed + 1)
         fuzzer.reconnect()  # the last fuzz session ends, as its editor would
         rss_after = settled_rss_kb(pid)
+        threads_after, fds_after = threads(pid), open_files(pid)
         tracebacks = log_tracebacks(log)
         bisected = by_kind(fuzzer, pid, root, args.by_kind, seed + 2, log) if args.by_kind else {}
         fuzzer.connection.close()
@@ -277,6 +283,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "rss_after_mb": round(rss_after / 1024, 1),
             "rss_growth_pct": round(100 * (rss_after - rss_before) / rss_before, 1),
             "rss_growth_from_start_pct": round(100 * (rss_after - rss_started) / rss_started, 1),
+            "threads": [threads_before, threads_after],
+            "open_files": [fds_before, fds_after],
             "log_tracebacks": sum(tracebacks.values()),
             "log_traceback_samples": [f"{n} x {what}" for what, n in tracebacks.most_common(3)],
             **({"by_kind": bisected} if bisected else {}),
