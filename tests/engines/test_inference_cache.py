@@ -73,9 +73,9 @@ def test_warm_prefills_so_the_request_only_evaluates_the_tail(engine: LlamaCppEn
 
 
 def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEngine) -> None:
-    """Warming stops part-way through its pass for a real request (the runtime's
-    interrupt), keeps what earlier passes computed, and the cache answers as a cold
-    run would."""
+    """Warming stops part-way through its pass for a real request that does not need
+    its tokens (the runtime's interrupt), keeps what earlier passes computed, and the
+    cache answers as a cold run would."""
     passes = engine.warm("# warming passes\n" + long_code(400))  # ~130 tokens
     one_pass = passes.seconds / passes.forward_passes
     prefix = "# preempted warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
@@ -85,7 +85,7 @@ def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEn
     deadline = time.monotonic() + 10
     while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
         time.sleep(0.01)
-    time.sleep(2.2 * one_pass)  # two passes done, the third in its first half
+    time.sleep(2.2 * one_pass)  # two passes done, the third in flight
     started = time.perf_counter()
     real = engine.complete(FIB, 1)
     waited = time.perf_counter() - started - real.stats.seconds
@@ -102,6 +102,34 @@ def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEn
     assert reused.stats.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens - 1
     engine.clear_cache()
     assert engine.complete(prefix + "\ndef", 4).token_ids == reused.token_ids
+
+
+def test_a_request_that_needs_the_warming_pass_lets_it_end(
+    engine: LlamaCppEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose prompt starts with what warming is prefilling does not stop the
+    pass in flight (it would prefill the same tokens itself): warming yields after that
+    pass, and the request reuses all of it and answers as a cold run would."""
+    runtime, _ = engine._ready()
+    interrupts: list[None] = []
+    interrupt = runtime.interrupt
+    monkeypatch.setattr(runtime, "interrupt", lambda: interrupts.append(interrupt()))
+    prefix = "# needed warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
+    results = []
+    warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
+    warmer.start()
+    deadline = time.monotonic() + 10
+    while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
+        time.sleep(0.01)
+    time.sleep(0.3)  # a few passes in
+    real = engine.complete(prefix + "\ndef", 4)
+    warmer.join()
+    warm_stats = results[0]
+    assert warm_stats.preempted and interrupts == []
+    assert 0 < warm_stats.evaluated_prompt_tokens < warm_stats.prompt_tokens
+    assert real.stats.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens
+    engine.clear_cache()
+    assert engine.complete(prefix + "\ndef", 4).token_ids == real.token_ids
 
 
 def test_a_rewrite_lends_the_engine_to_a_continuation_and_answers_the_same(

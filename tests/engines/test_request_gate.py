@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from shadowtab.inference.engines.local.scheduling import RequestGate
 
@@ -142,14 +142,15 @@ def test_an_urgent_call_never_lends() -> None:
 
 
 def test_a_real_request_interrupts_warming_but_not_another_real_call() -> None:
-    interrupts: list[str] = []
-    gate = RequestGate(interrupt_background=lambda: interrupts.append("interrupt"))
+    """The engine is told what the waiting request will prefill (it judges the pass)."""
+    interrupts: list[Sequence[int] | None] = []
+    gate = RequestGate(interrupt_background=interrupts.append)
 
     def request() -> None:
-        with gate.real(urgent=True):
+        with gate.real(urgent=True, needs=[1, 2, 3]):
             pass
 
-    for warming, expected in ((True, ["interrupt"]), (False, [])):
+    for warming, expected in ((True, [[1, 2, 3]]), (False, [])):
         interrupts.clear()
         holder, release = held(gate, warming)
         requester = threading.Thread(target=request)
@@ -159,3 +160,31 @@ def test_a_real_request_interrupts_warming_but_not_another_real_call() -> None:
         release.set()
         for thread in (holder, requester):
             thread.join(10)
+
+
+def test_warming_is_judged_by_the_request_that_runs_next() -> None:
+    """A continuation that queues ahead of a rewrite waiting for warming judges the
+    warming pass again (it runs first); one queued behind another continuation does not."""
+    interrupts: list[Sequence[int] | None] = []
+    gate = RequestGate(interrupt_background=interrupts.append)
+
+    def request(urgent: bool, needs: list[int]) -> threading.Thread:
+        def run() -> None:
+            with gate.real(urgent=urgent, needs=needs):
+                pass
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    holder, release = held(gate, warming=True)
+    threads = [request(False, [1])]
+    wait_until(waiting_count_is(gate, 1))
+    threads.append(request(True, [2]))
+    wait_until(waiting_count_is(gate, 2))
+    threads.append(request(True, [3]))
+    wait_until(waiting_count_is(gate, 3))
+    assert interrupts == [[1], [2]]  # [3] queued behind [2]
+    release.set()
+    for thread in [holder, *threads]:
+        thread.join(10)

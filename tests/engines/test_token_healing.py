@@ -15,7 +15,11 @@ import pytest
 from inference_samples import CLASS
 from shadowtab.inference import LlamaCppEngine
 from shadowtab.inference.engines.api import Completion, RequestStats
-from shadowtab.inference.engines.local.generation import GenerationRequest, run_generation
+from shadowtab.inference.engines.local.generation import (
+    GenerationRequest,
+    request_prompt,
+    run_generation,
+)
 from shadowtab.inference.engines.local.healing import (
     DISALLOWED_GAP,
     Healing,
@@ -119,8 +123,8 @@ def generate(
     request = GenerationRequest(
         "", None, 8, ("\n",), n, None, first_spare_seq=4, min_token_p=min_token_p, heal=heal_it
     )
-    vocabulary = Vocabulary(as_runtime)
-    return run_generation(as_runtime, cache, request, prompt_tokens, lambda: None, None, vocabulary)
+    tokens = request_prompt(as_runtime, request, prompt_tokens, Vocabulary(as_runtime))
+    return run_generation(as_runtime, cache, request, tokens, lambda: None, None)
 
 
 def probability(logits: dict[int, float], token: int, among: Sequence[int]) -> float:

@@ -13,17 +13,14 @@ the C bool the callback type declares. A C function, so the compute thread never
 the GIL: a Python callback would, hundreds of times a pass, and in the inline process
 wait behind the daemon's own threads each time.
 
-What a stopped pass computed is lost, and warming computes what the waiting request
-would otherwise prefill itself (the same document's prompt). So a pass is stopped only
-in its first half (by the time its tokens took in earlier passes): later, letting it end
-costs the request less than it would lose."""
+What a stopped pass computed is lost, so the engine asks for a stop only when the
+waiting request does not need the pass's tokens (local/engine.py, WarmPass)."""
 
 from __future__ import annotations
 
 import ctypes
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,8 +40,6 @@ class PassInterrupt:
         self._lock = threading.Lock()
         self._armed = False
         self._callback = _strlen_callback()
-        self._pass: tuple[float, int] | None = None  # the armed pass in flight: start, tokens
-        self._token_s: float | None = None  # seconds per token of the last finished pass
 
     @property
     def available(self) -> bool:
@@ -68,29 +63,10 @@ class PassInterrupt:
                 self._armed = False
                 self._flag[0] = b"\x00"
 
-    def pass_started(self, tokens: int) -> None:
-        """A forward pass of `tokens` tokens begins (an armed one is timed)."""
-        with self._lock:
-            self._pass = (time.perf_counter(), tokens) if self._armed else None
-
-    def pass_ended(self, completed: bool) -> None:
-        """The pass ended; a completed armed one's time sets the next one's half."""
-        with self._lock:
-            if completed and self._pass is not None:
-                started, tokens = self._pass
-                self._token_s = (time.perf_counter() - started) / tokens
-            self._pass = None
-
     def interrupt(self) -> None:
         with self._lock:
-            if self._armed and self._in_first_half():
+            if self._armed:
                 self._flag[0] = b"\x01"
-
-    def _in_first_half(self) -> bool:
-        if self._pass is None or self._token_s is None:
-            return True  # between passes (the flag stops the next) or nothing to go by
-        started, tokens = self._pass
-        return time.perf_counter() - started < self._token_s * tokens / 2
 
 
 def _strlen_callback() -> object | None:

@@ -233,9 +233,7 @@ class LlamaRuntime:
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = seq
             batch.logits[i] = i in wanted
-        self._interrupt.pass_started(count)
         status = llama_cpp.llama_decode(self._ctx, batch)
-        self._interrupt.pass_ended(status == 0)
         if status == ABORTED:
             raise Interrupted(f"a pass of {count} tokens was interrupted")
         if status != 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -33,6 +34,7 @@ from .generation import (
     ALTERNATIVE_MIN_P,
     DRAFT_POLICY,
     GenerationRequest,
+    request_prompt,
     run_generation,
 )
 from .healing import Vocabulary
@@ -43,11 +45,30 @@ from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
-WARM_CHUNK = 64  # warming passes (a real request stops one in its first half: interrupt.py)
+WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
 MB = 1024 * 1024
 
 
 R = TypeVar("R", bound=Runtime)
+
+
+@dataclass(frozen=True)
+class WarmPass:
+    """The warm that holds the engine: its prompt and the writer prefilling it."""
+
+    tokens: list[int]
+    writer: SequenceWriter
+
+    def needed_by(self, needs: Sequence[int] | None) -> bool:
+        """True when the request's prompt starts with all the sequence will hold once the
+        pass in flight ends: stopping the pass would only make the request prefill the
+        same tokens itself. Read from another thread: writer.tokens grows after each
+        pass, so between two passes this judges the next one, which never starts
+        (warm_guard)."""
+        if needs is None:
+            return False
+        end = min(len(self.writer.tokens) + WARM_CHUNK, len(self.tokens))
+        return len(needs) >= end and list(needs[:end]) == self.tokens[:end]
 
 
 class LocalEngine(Generic[R]):
@@ -95,6 +116,7 @@ class LocalEngine(Generic[R]):
         self._runtime: R | None = None
         self._cache: PrefixCache | None = None
         self._vocabulary: Vocabulary | None = None  # the runtime's, built at load
+        self._warming: WarmPass | None = None  # set while a warm prefills
         self._totals: dict[str, float] = {}
         self._cache_snapshot: CacheInfo | None = None
 
@@ -128,10 +150,11 @@ class LocalEngine(Generic[R]):
             self._runtime, self._cache, self._vocabulary = None, None, None
             self._state = "closed"
 
-    def _interrupt_warming(self) -> None:
-        """A real request waits behind warming (RequestGate): stop its pass in flight."""
-        runtime = self._runtime
-        if runtime is not None:
+    def _interrupt_warming(self, needs: Sequence[int] | None) -> None:
+        """A real request that will prefill `needs` waits behind warming (RequestGate):
+        stop the pass in flight unless the request needs its tokens."""
+        runtime, warming = self._runtime, self._warming
+        if runtime is not None and (warming is None or not warming.needed_by(needs)):
             runtime.interrupt()
 
     def _ready(self) -> tuple[R, PrefixCache]:
@@ -164,12 +187,14 @@ class LocalEngine(Generic[R]):
                 lambda: warm_guard(self._gate, cancel),
             )
             stats.reused_prompt_tokens = placement.reused
+            self._warming = WarmPass(tokens, writer)
             try:
                 with runtime.interruptible():
                     prefill_only(writer, tokens, WARM_CHUNK)
             except (Preempted, Interrupted):
                 stats.preempted = True
             finally:
+                self._warming = None
                 cache.record(writer.seq, writer.tokens)
                 self._finish(stats, writer, placement.reused, started)
             return stats
@@ -279,43 +304,37 @@ class LocalEngine(Generic[R]):
         min_token_p: float = 0.0,
         heal: bool = False,
     ) -> Completion:
-        self._ready()
-        with self._gate.real(urgent=draft is None) as turn:
+        runtime, _ = self._ready()
+        request = GenerationRequest(
+            prompt,
+            draft,
+            max_tokens,
+            tuple(stop),
+            n,
+            emit,
+            PREFILL_CHUNK,
+            RESIDENT_PREFIXES,
+            self._tie_seq(),
+            self._draft_policy(),
+            self.alternative_min_p,
+            min_token_p,
+            heal,
+        )
+        # tokenized before the wait (as tokenize() is): a warm in flight is judged by it
+        prepared = request_prompt(runtime, request, self._prompt_tokens, self._vocabulary)
+        with self._gate.real(urgent=draft is None, needs=prepared.healed.tokens) as turn:
             runtime, cache = self._ready()
             self._before_request(runtime)
-            request = GenerationRequest(
-                prompt,
-                draft,
-                max_tokens,
-                tuple(stop),
-                n,
-                emit,
-                PREFILL_CHUNK,
-                RESIDENT_PREFIXES,
-                self._tie_seq(),
-                self._draft_policy(),
-                self.alternative_min_p,
-                min_token_p,
-                heal,
-            )
             completion = run_generation(
                 runtime,
                 cache,
                 request,
-                self._prompt_tokens,
+                prepared,
                 lambda: cancel_guard(cancel),
                 turn.lend_to_urgent if draft is not None else None,
-                self._vocabulary_of(runtime) if heal else None,
             )
             self._add_totals(completion.stats)
             return completion
-
-    def _vocabulary_of(self, runtime: R) -> Vocabulary:
-        """Inside the gate: the runtime's vocabulary, built once (a fraction of a second
-        for 49k tokens, paid by the first request that heals)."""
-        if self._vocabulary is None:
-            self._vocabulary = Vocabulary(runtime)
-        return self._vocabulary
 
     def _finish(
         self, stats: RequestStats, writer: SequenceWriter, reused: int, started: float

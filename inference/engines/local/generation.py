@@ -59,27 +59,51 @@ class GenerationRequest:
     heal: bool = False
 
 
+@dataclass(frozen=True)
+class RequestPrompt:
+    """A request's prompt tokens as it will prefill them (truncated, healed): known before
+    it waits for the engine, so that a warming pass it needs is not interrupted."""
+
+    healed: HealedPrompt
+    stats: RequestStats
+    seconds: float  # tokenizing it (the request's time, not the wait for the engine)
+
+
+def request_prompt(
+    runtime: Runtime,
+    request: GenerationRequest,
+    prompt_tokens: PromptTokenizer,
+    vocabulary: Vocabulary | None = None,
+) -> RequestPrompt:
+    """`vocabulary`: the runtime's, for a request that heals."""
+    started = time.perf_counter()
+    stats = RequestStats()
+    tokens = prompt_tokens(runtime, request.prompt, _reserve(request), stats)
+    healed = HealedPrompt(tokens)
+    if request.heal and request.draft is None and vocabulary is not None:
+        healed = heal(tokens, vocabulary)
+        stats.healed_tokens = healed.backed_up
+    return RequestPrompt(healed, stats, time.perf_counter() - started)
+
+
+def _reserve(request: GenerationRequest) -> int:
+    return request.max_tokens + request.policy.k_max + 1
+
+
 def run_generation(
     runtime: Runtime,
     cache: PrefixCache,
     request: GenerationRequest,
-    prompt_tokens: PromptTokenizer,
+    prompt: RequestPrompt,
     guard: Guard,
     lend: Lend | None = None,
-    vocabulary: Vocabulary | None = None,
 ) -> Completion:
     """`lend`: the prompt and the best candidate may lend the engine between two passes
     (alternatives may not: their spare sequences are other requests' too); the request's
-    sequence is pinned in the cache meanwhile. `vocabulary`: the runtime's, for a
-    request that heals."""
-    started = time.perf_counter()
-    stats = RequestStats()
-    reserve = request.max_tokens + request.policy.k_max + 1
-    tokens = prompt_tokens(runtime, request.prompt, reserve, stats)
-    healed = HealedPrompt(tokens)
-    if request.heal and request.draft is None and vocabulary is not None:
-        healed = heal(tokens, vocabulary)
-        tokens, stats.healed_tokens = healed.tokens, healed.backed_up
+    sequence is pinned in the cache meanwhile."""
+    started = time.perf_counter() - prompt.seconds
+    stats, healed = prompt.stats, prompt.healed
+    tokens, reserve = healed.tokens, _reserve(request)
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
     cache.pin(placement.seq)
     writer = SequenceWriter(

@@ -1,14 +1,14 @@
-"""Serializing engine calls: real requests go first, warming yields to them within half
-a pass (the runtime interrupts a warming pass in its first half), a rewrite lends the
-engine to a waiting plain continuation between two passes; cancel events are checked
-before every forward pass."""
+"""Serializing engine calls: real requests go first, warming yields to them (the warming
+pass in flight is interrupted unless the waiting request's prompt starts with its
+tokens), a rewrite lends the engine to a waiting plain continuation between two passes;
+cancel events are checked before every forward pass."""
 
 from __future__ import annotations
 
 import heapq
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ..api import CancelFlag, Cancelled
@@ -19,6 +19,9 @@ class Preempted(Exception):
 
 
 Ticket = tuple[int, int]  # (priority: 0 urgent, 1 not; arrival)
+# Called when a real request starts waiting first in line behind warming, with the prompt
+# tokens it will prefill (None: not known, or it prefills nothing).
+InterruptBackground = Callable[[Sequence[int] | None], None]
 
 
 class Turn:
@@ -43,10 +46,11 @@ class RequestGate:
     (a window), so it does not queue behind other editors' rewrites that came first; a
     rewrite already running lends the engine to it between two passes
     (Turn.lend_to_urgent). Warming runs only while no real request waits;
-    `interrupt_background` is called when one starts waiting behind it (to stop the
-    warming pass in flight)."""
+    `interrupt_background` is called when one starts waiting first in line behind it,
+    with the tokens it will prefill (the engine stops the warming pass in flight unless
+    the request needs that pass's tokens)."""
 
-    def __init__(self, interrupt_background: Callable[[], None] | None = None) -> None:
+    def __init__(self, interrupt_background: InterruptBackground | None = None) -> None:
         self._turns = threading.Condition()
         self._busy = False
         self._background = False  # the engine's holder is warming
@@ -55,9 +59,10 @@ class RequestGate:
         self._arrivals = itertools.count()
 
     @contextmanager
-    def real(self, urgent: bool = False) -> Iterator[Turn]:
+    def real(self, urgent: bool = False, needs: Sequence[int] | None = None) -> Iterator[Turn]:
+        """`needs`: the prompt tokens the call will prefill, when known."""
         ticket = (0 if urgent else 1, next(self._arrivals))
-        self._acquire(ticket)
+        self._acquire(ticket, needs)
         try:
             yield Turn(self, ticket)
         finally:
@@ -73,16 +78,18 @@ class RequestGate:
             self._wait_for_turn(ticket)
         return True
 
-    def _acquire(self, ticket: Ticket) -> None:
+    def _acquire(self, ticket: Ticket, needs: Sequence[int] | None) -> None:
         with self._turns:
-            self._wait_for_turn(ticket)
+            self._wait_for_turn(ticket, needs)
 
-    def _wait_for_turn(self, ticket: Ticket) -> None:
+    def _wait_for_turn(self, ticket: Ticket, needs: Sequence[int] | None = None) -> None:
         """With the condition's lock held: queue `ticket`, wait until it is first and the
         engine free, take the engine."""
         heapq.heappush(self._waiting, ticket)
-        if self._background and self._interrupt_background is not None:
-            self._interrupt_background()
+        # judged by the request that runs next: one queued behind it got judged by it
+        first = self._waiting[0] == ticket
+        if first and self._background and self._interrupt_background is not None:
+            self._interrupt_background(needs)
         try:
             while self._busy or self._waiting[0] != ticket:
                 self._turns.wait()
