@@ -155,6 +155,9 @@ class EngineHost:
             "context_cells": described.get("context_cells"),  # within trained_context
             "trained_context": described.get("trained_context"),
             "threads": described.get("threads_now"),  # llama.cpp: in use, fewer under load
+            "threads_max": described.get("n_threads"),  # one per core, or engine.threads
+            "threads_adaptive": described.get("threads_adaptive"),
+            "others_busy_cores": described.get("other_processes_busy_cores"),
             "adapter": described.get("adapter") or options.adapter_path,
             "adapter_error": described.get("adapter_error"),  # why it is not in use
             "adapter_format": described.get("adapter_format"),  # the prompt format it names

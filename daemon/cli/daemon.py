@@ -155,6 +155,20 @@ def _print_not_running(reason: str, log_file: str, as_json: bool) -> None:
         print(f"shadowtab daemon: {reason}\nlog:            {log_file}")
 
 
+def _threads_line(engine: dict[str, Any]) -> str:
+    """The engine's threads now, and why: llama.cpp's threads wait for each other after
+    every layer, so while other processes keep cores busy it runs fewer."""
+    threads, most = engine["threads"], engine.get("threads_max")
+    if engine.get("threads_adaptive") is False:
+        return f"{threads} (engine.threads)"
+    if most is None:
+        return str(threads)
+    busy = engine.get("others_busy_cores") or 0.0
+    if threads < most:
+        return f"{threads} of {most} (other processes keep {busy:.1f} cores busy)"
+    return f"{threads} (one per core; other processes keep {busy:.1f} cores busy)"
+
+
 def _weights_line(engine: dict[str, Any]) -> str:
     """The weight type; with engine.weights = "auto", what the measurement expected."""
     choice = engine.get("weights_choice")
@@ -249,7 +263,7 @@ def _print_status(reply: dict[str, Any]) -> None:
         f"engine:         {_engine_line(engine)}",
         f"adapter:        {_adapter_line(engine)}",
         *([f"weights:        {_weights_line(engine)}"] if engine.get("weights") else []),
-        *([f"threads:        {engine['threads']}"] if engine.get("threads") else []),
+        *([f"threads:        {_threads_line(engine)}"] if engine.get("threads") else []),
         *([f"kv cache:       {_kv_line(engine)}"] if engine.get("kv_type") else []),
         f"engine worker:  {_worker_line(engine)}",
         *([f"ghost gate:     {engine['ghost_gate']}"] if engine.get("ghost_gate") else []),

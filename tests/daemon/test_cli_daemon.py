@@ -4,7 +4,7 @@ workspace's project index holds and skipped."""
 
 from __future__ import annotations
 
-from shadowtab.daemon.cli.daemon import _index_line, _weights_line
+from shadowtab.daemon.cli.daemon import _index_line, _threads_line, _weights_line
 
 
 def test_a_pinned_type_is_named_alone() -> None:
@@ -23,6 +23,15 @@ def test_a_measured_choice_shows_the_expected_times_and_a_busy_measurement() -> 
     busy = {**choice, "provisional": True, "others_busy_cores": 1.4}
     line = _weights_line({"weights": "bf16", "weights_choice": busy})
     assert line.endswith("; provisional: other processes used 1.4 cores, measured again next start")
+
+
+def test_the_threads_line_says_why_there_are_that_many() -> None:
+    busy = {"threads": 1, "threads_max": 2, "threads_adaptive": True, "others_busy_cores": 0.9}
+    assert _threads_line(busy) == "1 of 2 (other processes keep 0.9 cores busy)"
+    idle = {**busy, "threads": 2, "others_busy_cores": 0.1}
+    assert _threads_line(idle) == "2 (one per core; other processes keep 0.1 cores busy)"
+    assert _threads_line({**idle, "threads_adaptive": False}) == "2 (engine.threads)"
+    assert _threads_line({"threads": 4}) == "4"  # an engine that says no more
 
 
 def test_a_project_index_line_says_what_is_indexed_skipped_and_why_it_stopped() -> None:

@@ -56,6 +56,9 @@ def test_real_model_loads_in_the_background(
         # the packaged model and adapter: ghost text's learned gate, fitted for them, is used
         assert engine["ghost_gate"].startswith("on") and "ghost gate:     on" in done.stdout
     assert engine["threads"] >= 1 and f"threads:        {engine['threads']}" in done.stdout
+    # set by SHADOWTAB_ENGINE_THREADS above: fixed, and the status line says so
+    assert engine["threads_adaptive"] is False
+    assert "threads:        2 (engine.threads)" in done.stdout
     # propagation's learned gate needs no model: it is on with any engine
     assert engine["propagation_gate"] == "gate on (threshold 0.80)"
     assert "propagation:    gate on (threshold 0.80)" in done.stdout

@@ -114,6 +114,7 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
             **self._context_sizes(),
             "adapter_merged": self._merged is not None,
             "threads_now": self._threads.current,  # fewer while other processes are busy
+            "threads_adaptive": self._threads.adaptive,  # False: engine.threads set
             "other_processes_busy_cores": round(self._threads.others_busy, 2),
         }
 
