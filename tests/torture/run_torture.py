@@ -2,7 +2,7 @@
 figures as one JSON line; exit status 1 when a figure that must be 0 is not (the checks
 the suite makes at reduced size). Full-size results: docs/MEASUREMENTS.md.
 
-    python tests/torture/run_torture.py kill|confinement|fuzz|worker|clients|soak [options]
+    python tests/torture/run_torture.py kill|confinement|fuzz|worker|clients|soak|workday [options]
     python tests/torture/run_torture.py NAME --help      # that torture's options and what it does
 """
 
@@ -22,6 +22,7 @@ TORTURES = {
     "worker": "SIGKILL and SIGSEGV the engine worker of a live daemon",
     "clients": "8 editors typing at once into own and shared files, next to one alone",
     "soak": "one editor typing for 30 minutes: RSS, open files, threads",
+    "workday": "2 editors, an agent and the lock moved, 30 minutes: a table a minute",
 }
 
 
