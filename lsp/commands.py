@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shadowtab.lsp.edits_push import push_text
 from shadowtab.shadow_workspace import TAKE_MODES, ShadowError, path_to_uri
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from shadowtab.shadow_workspace import ShadowWorkspace
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 COMMAND_PREFIX = "shadowtab."
 OPEN_WORKSPACE = "_open_workspace"  # internal flag: the control socket may open a root
@@ -102,9 +103,7 @@ class CommandRunner:
     async def lock_take(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         mode = take_mode(args)
-        shown = shown_texts(workspace)
-        result = await asyncio.to_thread(workspace.take, mode)
-        self.sync_editors(workspace, shown)
+        result = await self._synced(workspace, lambda: workspace.take(mode))
         return result.to_dict()
 
     async def lock_release(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -115,10 +114,7 @@ class CommandRunner:
     async def lock_toggle(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
         mode = take_mode(args)
-        shown = shown_texts(workspace)
-        result = await asyncio.to_thread(workspace.toggle, mode)
-        self.sync_editors(workspace, shown)
-        return result
+        return await self._synced(workspace, lambda: workspace.toggle(mode))
 
     async def shadow_diff(self, args: dict[str, Any]) -> dict[str, Any]:
         workspace = self.workspace(args)
@@ -145,25 +141,41 @@ class CommandRunner:
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise ValueError('"files" must be a list of file URIs or absolute paths')
         uris = [f if f.startswith("file:") else path_to_uri(Path(f).absolute()) for f in files]
-        shown = shown_texts(workspace)
-        result = await asyncio.to_thread(take_some, workspace, mode, uris)
-        self.sync_editors(workspace, shown)
+        result = await self._synced(workspace, lambda: take_some(workspace, mode, uris))
         return result.to_dict()
 
-    def sync_editors(self, workspace: ShadowWorkspace, shown: dict[str, str]) -> None:
-        """After the shadow changed under the editors (discard, commit): bring every
-        editor's buffer (`shown`: the shadow texts they showed) to the shadow text."""
-        for uri, before in shown.items():
-            document = workspace.document(uri)
-            if document is None or document.text == before:
-                continue
+    async def _synced(self, workspace: ShadowWorkspace, step: Callable[[], T]) -> T:
+        """Run `step` (a take: disk writes, so in a thread) and bring the editors' buffers
+        to what it changed in the texts they show. Both texts are read in the step's own
+        critical section: an editor typing meanwhile changes the shadow only before or
+        after it, and that typing (already in its buffer) is never pushed back to it."""
+
+        def run() -> tuple[T, dict[str, tuple[str, str]]]:
+            with workspace.exclusive():
+                before = shown_texts(workspace)
+                result = step()
+                return result, changed_texts(workspace, before)
+
+        result, changed = await asyncio.to_thread(run)
+        for uri, (old_text, new_text) in changed.items():
             for session in self._workspaces.sessions_with(uri):
-                push_text(session, uri, before, document.text)
+                push_text(session, uri, old_text, new_text)
+        return result
 
 
 def shown_texts(workspace: ShadowWorkspace) -> dict[str, str]:
     """The text of every document an editor shows: what their buffers hold."""
     return {doc.uri: doc.text for doc in workspace.open_documents()}
+
+
+def changed_texts(workspace: ShadowWorkspace, before: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """uri -> (text before, text now) of the shown documents whose text changed."""
+    changed = {}
+    for uri, old_text in before.items():
+        document = workspace.document(uri)
+        if document is not None and document.text != old_text:
+            changed[uri] = (old_text, document.text)
+    return changed
 
 
 def take_mode(args: dict[str, Any]) -> str:

@@ -5,9 +5,10 @@ thread."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +320,13 @@ class ShadowWorkspace:
 
     def pending_uris(self) -> list[str]:
         return [doc.uri for doc in self.pending_documents()]
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Nothing else changes the workspace inside the block (an editor's change waits):
+        what it reads before and after one step is that step's doing alone."""
+        with self._mutex:
+            yield
 
     def open_documents(self) -> list[ShadowDocument]:
         """The documents some editor shows."""
