@@ -43,7 +43,10 @@ from shadowtab.lsp.name_sites import Site, written_names
 logger = logging.getLogger(__name__)
 
 DEFAULT_DEADLINE_S = 0.15
-CACHE_ENTRIES = 1024
+# The names seen at one (text, position): a hit is another candidate of the same request
+# or the same text asked again, so a few requests' worth is enough. An entry is a set of
+# a scope's names (~8 KB): a bigger cache is memory the daemon keeps for nothing.
+CACHE_ENTRIES = 256
 LATENCY_SAMPLES = 1024
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 # Each candidate checked: kept whole, cut, dropped, or passed unchecked (timeout, error).
