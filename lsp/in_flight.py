@@ -1,5 +1,5 @@
-"""What pygls gets wrong for a long-lived session: the errors that are the client's
-(logged at DEBUG), and `shutdown` with requests in flight (answered, all of them, before
+"""What pygls gets wrong for a long-lived session: the errors that are the client's or
+routine (logged at DEBUG), and `shutdown` with requests in flight (answered, all of them, before
 the shutdown itself)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from concurrent.futures import Future as ConcurrentFuture
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import (
+    JsonRpcContentModified,
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
     JsonRpcMethodNotFound,
@@ -26,6 +27,9 @@ CLIENT_ERRORS = (
     JsonRpcParseError,
     JsonRpcRequestCancelled,
 )
+# Answered ContentModified: a newer keystroke made the prediction stale, or it waited too
+# long for the model. Every superseded keystroke's request ends so: routine, not a warning.
+ROUTINE_ERRORS = (*CLIENT_ERRORS, JsonRpcContentModified)
 IN_FLIGHT_GRACE_S = 5.0  # a request running in a thread cannot be cancelled: wait this long
 
 

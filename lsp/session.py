@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 from shadowtab.lsp.dispatch import INVALID_REQUEST, MessageDispatcher, send_error
-from shadowtab.lsp.in_flight import CLIENT_ERRORS, finish_in_flight
+from shadowtab.lsp.in_flight import ROUTINE_ERRORS, finish_in_flight
 from shadowtab.lsp.progress import EngineProgressReporter
 from shadowtab.lsp.text_sync import TextSync
 from shadowtab.lsp.transport import (
@@ -140,9 +140,10 @@ class SessionServer(LanguageServer):
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
         # pygls' default pops a window/showMessage per error: a flood of bad input would
         # flood the user. Errors of requests are already answered; log the rest.
-        # Bad input (InvalidParams, MethodNotFound...) is the client's: DEBUG, one line per
-        # message; anything else is ours and worth a warning.
-        level = logging.DEBUG if isinstance(error, CLIENT_ERRORS) else logging.WARNING
+        # Bad input (InvalidParams, MethodNotFound...) is the client's and a stale
+        # prediction (ContentModified) is routine: DEBUG, one line per message; anything
+        # else is ours and worth a warning.
+        level = logging.DEBUG if isinstance(error, ROUTINE_ERRORS) else logging.WARNING
         logger.log(level, "session %d: %s: %s", self.session.id, type(error).__name__, error)
 
 

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from hub_socket import HubClient, HubOnSocket, hub_on_socket
 from lsp_helpers import eventually
+from pygls.exceptions import JsonRpcInternalError
 from shadowtab.inference.next_edit.predictor import FixedPredictor
+from shadowtab.lsp.predictions import PredictionCancelled, PredictionExpired
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, REQUEST_CANCELLED = -32700, -32600, -32602, -32800
 
@@ -120,3 +122,21 @@ async def test_per_message_logging_is_debug(
         reply = await client.call("textDocument/inlineCompletion", {"bad": 1})
         assert reply["error"]["code"] == INVALID_PARAMS
     assert [r.getMessage()[:80] for r in caplog.records] == []
+
+
+async def test_a_stale_prediction_is_logged_at_debug_and_a_bug_of_ours_warns(
+    setup: HubOnSocket, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every superseded keystroke's request ends ContentModified (PredictionCancelled):
+    routine, not a warning (a 30-minute soak's log was mostly such lines); an error that
+    is neither the client's nor routine is still a warning."""
+    caplog.set_level(logging.INFO)
+    client = await setup.client()
+    await alive(client)
+    (session,) = setup.hub.sessions
+    caplog.clear()
+    for error in (PredictionCancelled("a.py changed; prediction dropped"), PredictionExpired("")):
+        session.server.report_server_error(error, JsonRpcInternalError)
+    assert [r.getMessage()[:80] for r in caplog.records if r.levelno >= logging.INFO] == []
+    session.server.report_server_error(RuntimeError("a bug"), JsonRpcInternalError)
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
