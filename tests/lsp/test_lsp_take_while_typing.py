@@ -64,5 +64,6 @@ async def test_a_keystroke_during_a_commit_is_not_pushed_back(
         received = await messages_for(client, 1.0)
         pushed = [m for m in received if m.get("method") == "workspace/applyEdit"]
         assert pushed == [], pushed
-        assert workspace.document(uri).text == "xa = 1\n"
+        document = workspace.document(uri)
+        assert document is not None and document.text == "xa = 1\n"
         assert (root / "a.py").read_text() == "a = 1\n"  # typed after the commit: unsaved
