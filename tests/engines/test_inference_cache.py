@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from inference_samples import FIB, SORT, long_code
 from shadowtab.inference import Completion, LlamaCppEngine
+from shadowtab.inference.engines.api import RequestStats
 
 
 def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
@@ -72,6 +73,20 @@ def test_warm_prefills_so_the_request_only_evaluates_the_tail(engine: LlamaCppEn
     assert result.stats.evaluated_prompt_tokens <= 6
 
 
+def warming_in_background(
+    engine: LlamaCppEngine, prefix: str
+) -> tuple[threading.Thread, list[RequestStats]]:
+    """engine.warm(prefix) in a thread, returned once the warm holds the engine; its
+    stats land in the list when it ends."""
+    results: list[RequestStats] = []
+    warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
+    warmer.start()
+    deadline = time.monotonic() + 10
+    while not engine._gate.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return warmer, results
+
+
 def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEngine) -> None:
     """Warming stops part-way through its pass for a real request that does not need
     its tokens (the runtime's interrupt), keeps what earlier passes computed, and the
@@ -79,12 +94,7 @@ def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEn
     passes = engine.warm("# warming passes\n" + long_code(400))  # ~130 tokens
     one_pass = passes.seconds / passes.forward_passes
     prefix = "# preempted warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
-    results = []
-    warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
-    warmer.start()
-    deadline = time.monotonic() + 10
-    while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
-        time.sleep(0.01)
+    warmer, results = warming_in_background(engine, prefix)
     time.sleep(2.2 * one_pass)  # two passes done, the third in flight
     started = time.perf_counter()
     real = engine.complete(FIB, 1)
@@ -115,12 +125,7 @@ def test_a_request_that_needs_the_warming_pass_lets_it_end(
     interrupt = runtime.interrupt
     monkeypatch.setattr(runtime, "interrupt", lambda: interrupts.append(interrupt()))
     prefix = "# needed warm\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
-    results = []
-    warmer = threading.Thread(target=lambda: results.append(engine.warm(prefix)))
-    warmer.start()
-    deadline = time.monotonic() + 10
-    while not engine._gate.busy() and time.monotonic() < deadline:  # warm has begun
-        time.sleep(0.01)
+    warmer, results = warming_in_background(engine, prefix)
     time.sleep(0.3)  # a few passes in
     real = engine.complete(prefix + "\ndef", 4)
     warmer.join()
