@@ -151,7 +151,7 @@ class CommandRunner:
         after it, and that typing (already in its buffer) is never pushed back to it."""
 
         def run() -> tuple[T, dict[str, tuple[str, str]]]:
-            with workspace.exclusive():
+            with workspace.mutex:
                 before = shown_texts(workspace)
                 result = step()
                 return result, changed_texts(workspace, before)

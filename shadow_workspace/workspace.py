@@ -5,10 +5,9 @@ thread."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +219,7 @@ class ShadowWorkspace:
             written, conflict = False, None
             if not self.lock.model_holds and doc.pending:
                 try:
-                    self._commit(doc)
+                    commit_document(self.store, self.root, doc)
                     written = True
                 except (ShadowError, OSError) as exc:
                     conflict = str(exc)
@@ -233,7 +232,9 @@ class ShadowWorkspace:
 
     @property
     def mutex(self) -> threading.RLock:
-        """Held while a caller changes several documents as one step (agent writes)."""
+        """Held while a caller changes several documents as one step (agent writes, a lock
+        take): nothing else changes the workspace meanwhile (an editor's change waits), so
+        what the caller reads before and after the step is that step's doing alone."""
         return self._mutex
 
     def unload_if_clean(self, uri: str) -> None:
@@ -321,13 +322,6 @@ class ShadowWorkspace:
     def pending_uris(self) -> list[str]:
         return [doc.uri for doc in self.pending_documents()]
 
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        """Nothing else changes the workspace inside the block (an editor's change waits):
-        what it reads before and after one step is that step's doing alone."""
-        with self._mutex:
-            yield
-
     def open_documents(self) -> list[ShadowDocument]:
         """The documents some editor shows."""
         with self._mutex:
@@ -348,9 +342,6 @@ class ShadowWorkspace:
     def on_disk_change(self, path: Path) -> None:
         """A file under the root changed on disk (called by the watcher)."""
         self.disk.on_disk_change(path)
-
-    def _commit(self, doc: ShadowDocument) -> None:
-        commit_document(self.store, self.root, doc)
 
     # -- edits and journal ---------------------------------------------------------------
 

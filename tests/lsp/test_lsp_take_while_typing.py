@@ -50,7 +50,7 @@ async def test_a_keystroke_during_a_commit_is_not_pushed_back(
         take = workspace.take
 
         def slow_take(mode: str = "keep") -> TakeResult:
-            with workspace.exclusive():  # a commit's fsyncs, made long
+            with workspace.mutex:  # a commit's fsyncs, made long
                 time.sleep(TAKE_S)
                 return take(mode)
 
