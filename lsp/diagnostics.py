@@ -30,6 +30,11 @@ logger = logging.getLogger(__name__)
 # threads meet at a barrier after every layer, so one descheduled thread stalls the pass.
 # The user is waiting for the answer at the cursor; the squiggles can come a moment later.
 LINT_YIELD_MAX_S = 2.0
+# Where typing in a document never pauses (several people in one shared file), each
+# keystroke would restart the debounce and stop the lint of the older text, and the
+# squiggles would never come. Past this lag behind the text a lint starts without waiting
+# for a pause or for the predictions, and keystrokes let it finish.
+LINT_MAX_LAG_S = 3.0
 
 
 def _to_lsp(diagnostics: list[Diagnostic]) -> list[types.Diagnostic]:
@@ -54,14 +59,26 @@ class DiagnosticsPublisher:
         self._debouncer = Debouncer(debounce_s, self._start)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._pending_published: set[str] = set()
+        # by document: since when its text has changes that no lint started after saw
+        self._unlinted_since: dict[str, float] = {}
         self.lint_ms: deque[float] = deque(maxlen=256)  # each finished lint, end to end
 
     def schedule(self, uri: str, delay_s: float | None = None) -> None:
         """Lint `uri` after the debounce delay; a newer call restarts the delay. A lint
-        running meanwhile is of an older text: it stops now (its linters are killed)."""
+        running meanwhile is of an older text: it stops now (its linters are killed),
+        unless the diagnostics already lag LINT_MAX_LAG_S behind the text."""
+        now = time.monotonic()
+        due = self._unlinted_since.setdefault(uri, now) + LINT_MAX_LAG_S - now
+        if due <= 0 and uri in self._tasks:
+            return  # it publishes soon, then lints what changed meanwhile
         if (running := self._tasks.pop(uri, None)) is not None:
             running.cancel()
-        self._debouncer.trigger(uri, delay_s=delay_s)
+        delay = self._debouncer.delay_s if delay_s is None else delay_s
+        self._debouncer.trigger(uri, delay_s=max(0.0, min(delay, due)))
+
+    def _overdue(self, uri: str) -> bool:
+        since = self._unlinted_since.get(uri)
+        return since is not None and time.monotonic() - since >= LINT_MAX_LAG_S
 
     def _start(self, uri: str) -> None:
         if (running := self._tasks.pop(uri, None)) is not None:
@@ -76,9 +93,12 @@ class DiagnosticsPublisher:
                 return
             shown = bool(self._sessions_with(uri))
             if not shown and not (workspace.lock.holder == "model" and document.pending):
+                self._unlinted_since.pop(uri, None)
                 return  # no editor shows it and no pending model edit makes it matter
-            await self._predictions.quiet(LINT_YIELD_MAX_S)
+            if not self._overdue(uri):
+                await self._predictions.quiet(LINT_YIELD_MAX_S)
             version = document.version
+            seen_at = time.monotonic()
             started = time.perf_counter()
             report = await workspace.lint_report(uri)
             # Many diagnostics (tens of thousands in a big generated file) take a while
@@ -90,11 +110,17 @@ class DiagnosticsPublisher:
             raise
         except Exception as exc:
             logger.warning("lint of %s failed: %s", uri, exc)
+            self._unlinted_since[uri] = time.monotonic()  # no retry before the lag's bound
             return
         finally:
             if self._tasks.get(uri) is asyncio.current_task():
                 del self._tasks[uri]
         self.publish(uri, converted, version)
+        if document.version == version:
+            self._unlinted_since.pop(uri, None)
+        else:  # typed on while it ran, past the lag's bound: lint that too
+            self._unlinted_since[uri] = seen_at
+            self.schedule(uri)
 
     def stats(self) -> dict[str, Any]:
         times = list(self.lint_ms)
@@ -135,6 +161,7 @@ class DiagnosticsPublisher:
             session.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def cancel(self, uri: str) -> None:
+        self._unlinted_since.pop(uri, None)
         self._debouncer.cancel(uri)
         if (task := self._tasks.pop(uri, None)) is not None:
             task.cancel()
