@@ -355,15 +355,27 @@ def warm_up(clients: list[Client]) -> None:
 
 
 def type_all(clients: list[Client]) -> float:
-    """Every client types its trace in its own thread, all starting at once; seconds."""
+    """Every client types its trace in its own thread, all starting at once; seconds.
+    A client that is done keeps reading until all are, and then the last diagnostics
+    are read: a publish is timed when it arrives, not when a later phase reads it."""
     start_at = time.monotonic() + 0.5
     errors: list[BaseException] = []
+    typing = [len(clients)]
+    all_typed = threading.Event()
+    lock = threading.Lock()
 
     def typist(client: Client) -> None:
         try:
             client.type_trace(start_at)
+            with lock:
+                typing[0] -= 1
+                if typing[0] == 0:
+                    all_typed.set()
+            while not all_typed.is_set():
+                client.poll(0.05)
         except BaseException as exc:  # a lost session: reported, never a hang
             errors.append(exc)
+            all_typed.set()
 
     threads = [threading.Thread(target=typist, args=(c,), daemon=True) for c in clients]
     for thread in threads:
@@ -371,7 +383,16 @@ def type_all(clients: list[Client]) -> float:
     progress(clients, threads)
     if errors:
         raise RuntimeError(f"a client failed: {errors[0]!r}") from errors[0]
-    return time.monotonic() - start_at
+    seconds = time.monotonic() - start_at
+    read_last_diagnostics(clients)
+    return seconds
+
+
+def read_last_diagnostics(clients: list[Client]) -> None:
+    deadline = time.monotonic() + DIAGNOSTICS_WAIT_S
+    while any(c.diagnostics_pending() for c in clients) and time.monotonic() < deadline:
+        for client in clients:
+            client.poll(0.02)
 
 
 def progress(clients: list[Client], threads: list[threading.Thread]) -> None:
@@ -390,10 +411,7 @@ def settle(clients: list[Client]) -> None:
     for _ in range(3):
         for client in clients:
             client.command("shadowtab.lock.status")
-    deadline = time.monotonic() + DIAGNOSTICS_WAIT_S
-    while any(c.diagnostics_pending() for c in clients) and time.monotonic() < deadline:
-        for client in clients:
-            client.poll(0.02)
+    read_last_diagnostics(clients)
 
 
 def commit(client: Client) -> None:
