@@ -67,8 +67,8 @@ class DiagnosticsPublisher:
         """Lint `uri` after the debounce delay; a newer call restarts the delay. A lint
         running meanwhile is of an older text: it stops now (its linters are killed),
         unless the diagnostics already lag LINT_MAX_LAG_S behind the text."""
-        now = time.monotonic()
-        due = self._unlinted_since.setdefault(uri, now) + LINT_MAX_LAG_S - now
+        self._unlinted_since.setdefault(uri, time.monotonic())
+        due = self._lag_left(uri)
         if due <= 0 and uri in self._tasks:
             return  # it publishes soon, then lints what changed meanwhile
         if (running := self._tasks.pop(uri, None)) is not None:
@@ -76,9 +76,11 @@ class DiagnosticsPublisher:
         delay = self._debouncer.delay_s if delay_s is None else delay_s
         self._debouncer.trigger(uri, delay_s=max(0.0, min(delay, due)))
 
-    def _overdue(self, uri: str) -> bool:
+    def _lag_left(self, uri: str) -> float:
+        """Seconds until the diagnostics of `uri` lag LINT_MAX_LAG_S behind its text (<= 0:
+        they do; inf: nothing is waiting to be linted)."""
         since = self._unlinted_since.get(uri)
-        return since is not None and time.monotonic() - since >= LINT_MAX_LAG_S
+        return float("inf") if since is None else since + LINT_MAX_LAG_S - time.monotonic()
 
     def _start(self, uri: str) -> None:
         if (running := self._tasks.pop(uri, None)) is not None:
@@ -95,7 +97,7 @@ class DiagnosticsPublisher:
             if not shown and not (workspace.lock.holder == "model" and document.pending):
                 self._unlinted_since.pop(uri, None)
                 return  # no editor shows it and no pending model edit makes it matter
-            if not self._overdue(uri):
+            if self._lag_left(uri) > 0:
                 await self._predictions.quiet(LINT_YIELD_MAX_S)
             version = document.version
             seen_at = time.monotonic()

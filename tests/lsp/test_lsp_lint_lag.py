@@ -21,8 +21,8 @@ KEY_EVERY_S = 0.02  # faster than the hub's 50 ms lint debounce: typing never pa
 TYPING_S = 2 * LINT_MAX_LAG_S + 1.5  # room for the bound to hold twice
 
 
-async def type_without_pause(client: HubClient, uri: str, stop: asyncio.Event) -> int:
-    """A key every KEY_EVERY_S at the end of line 0 until `stop`; the last version."""
+async def type_without_pause(client: HubClient, uri: str, stop: asyncio.Event) -> None:
+    """A key every KEY_EVERY_S at the end of line 0 until `stop`."""
     version, column = 1, len("x = (")
     while not stop.is_set():
         version += 1
@@ -32,7 +32,6 @@ async def type_without_pause(client: HubClient, uri: str, stop: asyncio.Event) -
         client.notify("textDocument/didChange", params)
         column += 1
         await asyncio.sleep(KEY_EVERY_S)
-    return version
 
 
 async def publishes_while_typing(client: HubClient, uri: str) -> list[tuple[float, int]]:
