@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowtab.inference import Completion, Engine, EngineOptions, create_engine
+from shadowtab.inference.engines.local.cache_model import CacheMix
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.formats.base import unescape
 from shadowtab.inference.next_edit.ghost_text.completion_source import (
@@ -83,7 +84,13 @@ from training.project_cases import DEFAULT_MIRRORS, ProjectCase, project_cases
 
 # The stages in the order a suggestion crosses them (the module docstring says each).
 STAGES = ("raw", "oracle", "cut", "predictor", "lint", "lsp")
-BESIDE = ("token_threshold_cut", "no_healing", "no_healing_oracle")
+BESIDE = (
+    "token_threshold_cut",
+    "no_healing",
+    "no_healing_oracle",
+    "oracle_any",
+    "oracle_branched",
+)
 # next_edit_eval's defaults: the editor's pauses around the keystrokes
 PAUSES = Pauses(after_open_s=2.0, before_ask_s=0.3, keystroke_s=0.02)
 
@@ -128,6 +135,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=NextEditOptions().context_tokens,
         help="[next_edit] context_tokens (default: the daemon's)",
     )
+    parser.add_argument(
+        "--cache-weight",
+        type=float,
+        default=0.0,
+        help="the prompt's cache model's weight (inference/engines/local/cache_model.py; 0: off)",
+    )
+    parser.add_argument(
+        "--alternatives",
+        type=int,
+        default=1,
+        help="> 1: oracle_any, the longest right prefix among this many candidates",
+    )
+    parser.add_argument("--cache-evidence", type=float, default=1.0)
+    parser.add_argument("--cache-min-match", type=int, default=3)
     return parser.parse_args(argv)
 
 
@@ -156,6 +177,46 @@ def oracle_cut(case: Case, completion: Completion) -> str | None:
     return best
 
 
+def best_oracle(case: Case, completion: Completion) -> str | None:
+    """The longest right prefix among the candidates (each at its token boundaries)."""
+    found = []
+    for index in range(len(completion.texts)):
+        one = Completion(
+            [completion.texts[index]],
+            completion.stats,
+            logprobs=[completion.logprobs[index]],
+            text_offsets=[completion.text_offsets[index]],
+        )
+        text = oracle_cut(case, one)
+        if text is not None:
+            found.append(text)
+    return max(found, key=len) if found else None
+
+
+def branched_at_unsure(
+    engine: Engine, source: CompletionSource, query: Any, raw: Completion, n: int
+) -> Completion | None:
+    """The continuation with `n` candidates branching at its first token below the
+    token threshold (the greedy one's text before it, then the n most likely tokens
+    there, each continued greedily); None where no token is unsure."""
+    trace = trace_of(raw, 0)
+    if trace is None or not raw.texts:
+        return None
+    sure = trace.sure_length(source.token_threshold)
+    if sure >= len(raw.texts[0]):
+        return None
+    prefix = raw.texts[0][:sure]
+    more = engine.complete(
+        source.prompt(query) + prefix, MAX_TOKENS, stop=["\n"], n=n, min_token_p=0.0, heal=True
+    )
+    return Completion(
+        [prefix + text for text in more.texts],
+        more.stats,
+        logprobs=more.logprobs,
+        text_offsets=[[sure + o for o in offsets] for offsets in more.text_offsets],
+    )
+
+
 def shown_text(completion: Completion, case: Case, threshold: float) -> str | None:
     """What ghost_candidate makes of the continuation cut at `threshold` (0: uncut)."""
     if not completion.texts:
@@ -173,8 +234,9 @@ def in_process(
     scratch: Path,
     trees: ProjectTrees,
     budget: int,
+    alternatives: int = 1,
 ) -> Trace:
-    """Stages 1 to 4 of one case."""
+    """Stages 1 to 4 of one case; `alternatives` > 1: `oracle_any` beside."""
     case = trace.case
     request = with_context(request_of(case), trace.project, trees, budget)
     query = query_of(request)
@@ -182,6 +244,14 @@ def in_process(
     trace.shown["raw"] = shown_text(raw, case, 0.0)
     trace.shown["oracle"] = oracle_cut(case, raw)
     trace.shown["token_threshold_cut"] = shown_text(raw, case, source.token_threshold)
+    if alternatives > 1:
+        several = source.complete(engine, query, None, 0.0, n=alternatives)
+        trace.shown["oracle_any"] = best_oracle(case, several)
+        branched = branched_at_unsure(engine, source, query, raw, alternatives)
+        branched_oracle = best_oracle(case, branched) if branched else None
+        trace.shown["oracle_branched"] = max(
+            (t for t in (trace.shown["oracle"], branched_oracle) if t), key=len, default=None
+        )
     cut = source.candidates(query)
     trace.shown["cut"] = cut[0].edit.new_text if cut else None
     unhealed = engine.complete(
@@ -367,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         data_dir = args.data_dir or scratch / "data"
         engine = create_engine(EngineOptions(**engine_options(args, data_dir), process="inline"))
+        if args.cache_weight > 0:
+            engine.cache_mix = CacheMix(
+                args.cache_weight, args.cache_evidence, args.cache_min_match
+            )
         trees = ProjectTrees(scratch / "trees")
         try:
             # the predictor the daemon builds, its `[next_edit]` defaults (the gate on)
@@ -374,7 +448,16 @@ def main(argv: list[str] | None = None) -> int:
             source = predictor._completion  # its ghost-text source, asked directly
             gate_state = source.gate_state
             traces = [
-                in_process(engine, predictor, source, t, scratch, trees, args.context_tokens)
+                in_process(
+                    engine,
+                    predictor,
+                    source,
+                    t,
+                    scratch,
+                    trees,
+                    args.context_tokens,
+                    args.alternatives,
+                )
                 for t in chosen
             ]
         finally:
@@ -388,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         "weights": args.weights,
         "project": project,
         "context_tokens": args.context_tokens,
+        "cache_mix": [args.cache_weight, args.cache_evidence, args.cache_min_match],
         "gate_state": gate_state,
         "token_threshold": source.token_threshold,
         "lsp": described or None,
