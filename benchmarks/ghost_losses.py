@@ -2,7 +2,7 @@
 
     python -m benchmarks.ghost_losses [--split heldout] [--cases 40] [--weights auto|q8_0]
         [--corpus DIR] [--threads N] [--data-dir DIR] [--no-lsp]
-        [--project auto|on|off] [--context-tokens N]
+        [--project auto|on|off] [--context-tokens N] [--alternatives N]
 
 On the split's line-completion cases (training/eval_cases.py `line`), with the daemon's
 defaults (the packaged model, its adapter merged, `engine.weights`, the `[next_edit]`
@@ -16,7 +16,10 @@ case's ghost text is followed through the stages that can drop or shorten it:
    gate was fitted for the loaded model, else the token threshold's (`gate_state` says
    which); `token_threshold_cut` is the threshold's cut of the same continuation, beside.
 3. `no_healing`: the same request without token healing (the prompt not backed up to the
-   word's start), to isolate what healing gives.
+   word's start), to isolate what healing gives. With `--alternatives N`, what several candidates
+   could give at best: `oracle_any`, the longest right prefix among N candidates that
+   branch at the first token; `oracle_branched`, among the raw continuation and N that
+   branch at its first token below the token threshold (where the cut falls).
 4. `predictor`: the predictor's ghost text in-process (typed-through, the repetition
    source, then the continuation), and `lint`: what survives the lint gate
    (lsp/prediction_check.py, each candidate linted on a copy of the text).
@@ -54,7 +57,6 @@ from pathlib import Path
 from typing import Any
 
 from shadowtab.inference import Completion, Engine, EngineOptions, create_engine
-from shadowtab.inference.engines.local.cache_model import CacheMix
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.formats.base import unescape
 from shadowtab.inference.next_edit.ghost_text.completion_source import (
@@ -135,20 +137,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=NextEditOptions().context_tokens,
         help="[next_edit] context_tokens (default: the daemon's)",
     )
-    parser.add_argument(
-        "--cache-weight",
-        type=float,
-        default=0.0,
-        help="the prompt's cache model's weight (inference/engines/local/cache_model.py; 0: off)",
-    )
-    parser.add_argument(
-        "--alternatives",
-        type=int,
-        default=1,
-        help="> 1: oracle_any, the longest right prefix among this many candidates",
-    )
-    parser.add_argument("--cache-evidence", type=float, default=1.0)
-    parser.add_argument("--cache-min-match", type=int, default=3)
     return parser.parse_args(argv)
 
 
@@ -437,10 +425,6 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         data_dir = args.data_dir or scratch / "data"
         engine = create_engine(EngineOptions(**engine_options(args, data_dir), process="inline"))
-        if args.cache_weight > 0:
-            engine.cache_mix = CacheMix(
-                args.cache_weight, args.cache_evidence, args.cache_min_match
-            )
         trees = ProjectTrees(scratch / "trees")
         try:
             # the predictor the daemon builds, its `[next_edit]` defaults (the gate on)
@@ -471,7 +455,6 @@ def main(argv: list[str] | None = None) -> int:
         "weights": args.weights,
         "project": project,
         "context_tokens": args.context_tokens,
-        "cache_mix": [args.cache_weight, args.cache_evidence, args.cache_min_match],
         "gate_state": gate_state,
         "token_threshold": source.token_threshold,
         "lsp": described or None,

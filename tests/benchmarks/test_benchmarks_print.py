@@ -39,7 +39,7 @@ REDUCED_RUNS = {
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),
     "ghost_confidence.py": (["--cases", "3", "--typing-cases", "1"], "chosen_threshold"),
-    "ghost_losses.py": (["--cases", "2"], "lost_at"),
+    "ghost_losses.py": (["--cases", "2", "--alternatives", "2"], "lost_at"),
     # one line per engine; torch's line is in the full run (its model loads for minutes here)
     "engines.py": (["--quick", "--engines", "llama.cpp,openai"], "engine"),
     # without $SHADOWTAB_LLAMA_SERVER (CI) a line saying why it skipped: test_vs_llama_server.py

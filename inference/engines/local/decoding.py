@@ -14,7 +14,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..text_output import TextAssembler
-from .cache_model import PromptCache
 from .healing import Healing
 from .runtime import Runtime
 
@@ -113,12 +112,10 @@ class TokenSink:
         clock: Callable[[], float],
         min_token_p: float = 0.0,
         healing: Healing | None = None,
-        cache: PromptCache | None = None,
     ) -> None:
         """`healing`: the removed end of the prompt the first tokens re-write (healing.py);
         those bytes are not the text, and the rows those tokens are chosen from are
-        constrained (`constrain`). `cache`: the prompt's cache model, mixed into each
-        row (cache_model.py)."""
+        constrained (`constrain`)."""
         self.runtime = runtime
         self.max_tokens = max_tokens
         self.text = text
@@ -128,14 +125,10 @@ class TokenSink:
         # below it a token is unsure: generation stops before it (finish "unsure")
         self.min_logprob = math.log(min_token_p) if min_token_p > 0 else -math.inf
         self.healing = healing
-        self.cache = cache
 
     def constrain(self, row: Logits) -> Logits:
-        """The logits the next token is chosen from: the model's mixed with the prompt's
-        cache model where there is one; while healing re-writes the prompt's removed end,
-        only tokens that do so (renormalized: see Healing.constrain)."""
-        if self.cache is not None:
-            row = self.cache.mixed(row)
+        """The logits the next token is chosen from: while healing re-writes the prompt's
+        removed end, only tokens that do so (renormalized: see Healing.constrain)."""
         return self.healing.constrain(row) if self.healing is not None else row
 
     def push(
@@ -162,8 +155,6 @@ class TokenSink:
             self.result.finish = "eos"
             return True
         self.result.tokens.append(token)
-        if self.cache is not None:
-            self.cache.push(token)
         if margin is not None:
             self.result.margins.append(margin)
         if logprob is not None:
@@ -182,10 +173,9 @@ class TokenSink:
 
 
 def greedy(writer: SequenceWriter, first: Logits, sink: TokenSink) -> None:
-    """Plain greedy decoding, one token per forward pass: the reference output. `first`
-    is the first row as the sink constrains it (TokenSink.constrain: the cache model,
-    healing); the sink constrains the next ones."""
-    row = first
+    """Plain greedy decoding, one token per forward pass: the reference output (the
+    sink's healing constrains the first tokens)."""
+    row = sink.constrain(first)
     while True:
         token = int(np.argmax(row))
         if sink.push(token, gap_of(row, token), log_prob(row, token)):

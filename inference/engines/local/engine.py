@@ -27,7 +27,6 @@ from ..api import (
 )
 from ..model_files import default_model_path
 from ..text_output import Emit
-from .cache_model import CacheMix
 from .cpu_load import physical_cores
 from .decoding import SequenceWriter, prefill_only
 from .draft import DraftPolicy
@@ -107,8 +106,6 @@ class LocalEngine(Generic[R]):
         self.adapter_error: str | None = None
         # n > 1: alternatives only where the model is unsure (generation.py); 0.0: always
         self.alternative_min_p = ALTERNATIVE_MIN_P
-        # complete(): the prompt's cache model mixed into each step (cache_model.py)
-        self.cache_mix: CacheMix | None = None
         self.adapter_formats = adapter_formats
         self.adapter_format: str | None = None  # the prompt format the adapter names
         self.n_ctx = n_ctx
@@ -322,7 +319,6 @@ class LocalEngine(Generic[R]):
             self.alternative_min_p,
             min_token_p,
             heal,
-            self.cache_mix,
         )
         # tokenized before the wait (as tokenize() is): a warm in flight is judged by it
         prepared = request_prompt(runtime, request, self._prompt_tokens, self._vocabulary)

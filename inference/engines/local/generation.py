@@ -12,7 +12,6 @@ import numpy as np
 
 from ..api import Completion, RequestStats
 from ..text_output import Emit, TextAssembler
-from .cache_model import CacheMix, PromptCache
 from .decoding import (
     Generation,
     Guard,
@@ -58,8 +57,6 @@ class GenerationRequest:
     min_token_p: float = 0.0
     # complete(): back the prompt up over the end of a word and re-write it (healing.py)
     heal: bool = False
-    # complete(): the prompt's cache model mixed into each step (cache_model.py); None: off
-    cache_mix: CacheMix | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +121,6 @@ def run_generation(
             clock,
             request.min_token_p,
             healed.healing(),
-            _prompt_cache(request, tokens),
         )
         first = sink.constrain(first)  # the alternatives' first tokens heal too
         draft = _draft_tokens(runtime, request)
@@ -149,13 +145,6 @@ def run_generation(
     stats.generated_tokens = len(sink.result.tokens)
     stats.first_token_seconds = sink.result.first_token_at or stats.seconds
     return _completion(found, stats)
-
-
-def _prompt_cache(request: GenerationRequest, prompt: list[int]) -> PromptCache | None:
-    """A continuation's cache model (rewrites copy their draft: none)."""
-    if request.cache_mix is None or request.draft is not None:
-        return None
-    return PromptCache(prompt, request.cache_mix)
 
 
 def _lending(guard: Guard, lend: Lend | None, stats: RequestStats) -> Guard:
@@ -239,11 +228,10 @@ def _alternatives(
                 lambda: 0.0,
                 request.min_token_p,
                 healing(),
-                _prompt_cache(request, prompt),
             )
             first_token = int(token)
             if not sink.push(first_token, gap_of(first, first_token), log_prob(first, first_token)):
-                greedy(writer, sink.constrain(writer.eval([int(token)], [0])[0]), sink)
+                greedy(writer, writer.eval([int(token)], [0])[0], sink)
             sink.result.text = sink.text.finish()
             found.append(sink.result)
         finally:
