@@ -137,6 +137,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=NextEditOptions().context_tokens,
         help="[next_edit] context_tokens (default: the daemon's)",
     )
+    parser.add_argument(
+        "--alternatives",
+        type=int,
+        default=1,
+        help="> 1: oracle_any and oracle_branched, the longest right prefix among N candidates",
+    )
     return parser.parse_args(argv)
 
 
