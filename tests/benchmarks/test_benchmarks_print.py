@@ -25,6 +25,8 @@ REDUCED_RUNS = {
     "project_index.py": (["--files", "200", "--queries", "10"], "query_p50_ms"),
     "bench_daemon_startup.py": (["--rounds", "1"], "first_status_s_median"),
     "speculative_edits.py": (["--quick"], None),
+    # q8_0 pinned, as next_edit_latency's
+    "verify_in_prefill.py": (["--reps", "1", "--weights", "q8_0"], "in_prefill"),
     "kv_reuse.py": (["--quick"], None),
     "python_overhead.py": (["--quick"], "worst_python_share"),
     "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),

@@ -52,17 +52,31 @@ def prefill_only(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> N
 
 def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits:
     """Evaluate the prompt's uncached tail in chunks; the last token's logits (a copy)."""
+    return prefill_with_head(writer, prompt, (), chunk)[0]
+
+
+def prefill_with_head(
+    writer: SequenceWriter, prompt: Sequence[int], head: Sequence[int], chunk: int
+) -> Logits:
+    """Evaluate the prompt's uncached tail, then `head` (tokens the answer is expected to
+    begin with: a rewrite's first draft tokens), in chunks; the logits (copies) after the
+    prompt's last token and after each head token. The head rides in the prefill's last
+    pass, so verifying it costs no pass of its own (speculative.py's `head`); where it
+    does not fit in that pass it is left out (one row: the prompt's), so a pass is never
+    longer than `chunk` nor the head split over two."""
+    wanted = len(prompt) - 1  # the first position whose logits are returned
     start = len(writer.tokens)
-    logits: Logits | None = None
-    for begin in range(start, len(prompt), chunk):
-        part = prompt[begin : begin + chunk]
-        last = begin + len(part) == len(prompt)
-        rows = writer.eval(part, [len(part) - 1] if last else [])
-        if last:
-            logits = rows[0].copy()
-    if logits is None:
+    if start > wanted:
         raise ValueError("prefill needs at least one uncached prompt token")
-    return logits
+    last_pass = (len(prompt) - start) % chunk or chunk
+    sequence = [*prompt, *head] if last_pass + len(head) <= chunk else list(prompt)
+    found: list[Logits] = []
+    for begin in range(start, len(sequence), chunk):
+        part = sequence[begin : begin + chunk]
+        outputs = list(range(max(wanted - begin, 0), len(part)))
+        rows = writer.eval(part, outputs)
+        found.extend(row.copy() for row in rows[: len(outputs)])
+    return np.stack(found)
 
 
 def log_prob(row: Logits, token: int) -> float:

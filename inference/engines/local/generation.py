@@ -21,13 +21,13 @@ from .decoding import (
     gap_of,
     greedy,
     log_prob,
-    prefill,
+    prefill_with_head,
 )
 from .draft import DraftPolicy
 from .healing import HealedPrompt, Healing, Vocabulary, heal
 from .kv_cache import PrefixCache
 from .runtime import Runtime
-from .speculative import Branch, TieCheck, speculative
+from .speculative import Branch, Head, TieCheck, first_pass_inputs, speculative
 
 PromptTokenizer = Callable[[Runtime, str, int, RequestStats], list[int]]
 # Between two passes: lend the engine to an urgent call that waits; True when it did.
@@ -112,7 +112,11 @@ def run_generation(
     stats.reused_prompt_tokens = placement.reused
     clock = lambda: time.perf_counter() - started  # noqa: E731
     try:
-        first = prefill(writer, tokens, request.prefill_chunk)
+        draft = _draft_tokens(runtime, request)
+        head_inputs = first_pass_inputs(draft or [], request.policy, request.max_tokens)
+        rows = prefill_with_head(writer, tokens, head_inputs, request.prefill_chunk)
+        first = rows[0]
+        head = Head(head_inputs, rows[1:]) if head_inputs and len(rows) > 1 else None
         stats.evaluated_prompt_tokens = len(tokens) - placement.reused
         sink = TokenSink(
             runtime,
@@ -123,9 +127,8 @@ def run_generation(
             healed.healing(),
         )
         first = sink.constrain(first)  # the alternatives' first tokens heal too
-        draft = _draft_tokens(runtime, request)
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
-        _decode_best(writer, first, draft, sink, stats, ties, request.policy)
+        _decode_best(writer, first, draft, sink, stats, ties, request.policy, head)
         writer.guard = guard
         sink.result.text = sink.text.finish()
         found = [sink.result]
@@ -193,9 +196,10 @@ def _decode_best(
     stats: RequestStats,
     ties: TieCheck | None,
     policy: DraftPolicy,
+    head: Head | None,
 ) -> None:
     if draft is not None:
-        speculative(writer, first, draft, sink, stats, policy, ties=ties)
+        speculative(writer, first, draft, sink, stats, policy, ties=ties, head=head)
     else:
         greedy(writer, first, sink)
 

@@ -58,12 +58,15 @@ def speculative(
     policy: DraftPolicy | None = None,
     branch: Branch | None = None,
     ties: TieCheck | None = None,
+    head: Head | None = None,
 ) -> None:
     """Greedy decoding that verifies k draft tokens per forward pass (logits only on the
     pending token and the draft positions), keeping the longest agreeing run. With a
     `branch`, decoding resumes after its prefix (already in the KV and the sink, equal
     to the draft's start) with its forced token instead of the argmax of `first`. With
-    `ties`, near-tie positions are re-decided by single-token steps (see TieCheck)."""
+    `ties`, near-tie positions are re-decided by single-token steps (see TieCheck). With
+    a `head` (evaluated after the prompt by the prefill: first_pass_inputs), the first
+    pass is the prefill's when the model's first token is the head's."""
     cursor = DraftCursor(draft, policy)
     line_ends = [b"\n" in writer.runtime.piece(t) for t in draft]
     prefix = list(branch.prefix) if branch is not None else []
@@ -72,7 +75,12 @@ def speculative(
     output = [*prefix, token]
     changed = not copies_draft(draft, cursor.pos, token)
     cursor.advance(0, 0, token, output)
+    if head is not None and head.inputs[0] != token:
+        head.dropped(writer)  # the model does not begin as the draft does
+        head = None
     if sink.push(token, gap_of(first, token), log_prob(first, token), changed):
+        if head is not None:
+            head.dropped(writer)
         return
     idle = 0  # passes in a row that did not move the draft pointer past its furthest spot
     furthest = cursor.pos or 0
@@ -83,9 +91,15 @@ def speculative(
         proposal, looked_up = _proposal(cursor, writer.tokens, token)
         proposal = proposal[: max(0, sink.max_tokens - len(sink.result.tokens))]
         proposal = proposal[: _until_rejoined(cursor, line_ends)]
-        base = len(writer.tokens)
         inputs = [token, *proposal]
-        rows = writer.eval(inputs, list(range(len(inputs))))
+        if head is not None and head.inputs == inputs:
+            base, rows = len(writer.tokens) - len(inputs), head.rows  # the prefill's pass
+        else:
+            if head is not None:
+                head.dropped(writer)
+            base = len(writer.tokens)
+            rows = writer.eval(inputs, list(range(len(inputs))))
+        head = None
         verdict = _verify(writer, rows, inputs, base, stats, ties)
         accepted, token = verdict.accepted, verdict.token
         writer.truncate(base + 1 + accepted)  # drop the rejected draft tokens' KV
@@ -111,6 +125,36 @@ def speculative(
         if rejoined(cursor, line_ends, cursor.policy.stop_after_rejoined_lines):
             stats.copied_tokens += copy_rest(sink, draft, cursor.pos or 0)
             return
+
+
+@dataclass(frozen=True)
+class Head:
+    """The first pass's inputs (the model's expected first token, then the proposal
+    after it), evaluated in the prefill's last pass after the prompt; `rows`: their
+    logits. The writer's KV holds them until the first pass uses or drops them."""
+
+    inputs: Sequence[int]
+    rows: Logits
+
+    def dropped(self, writer: SequenceWriter) -> None:
+        """Take the head's tokens out of the KV (the first pass will not use them)."""
+        writer.truncate(len(writer.tokens) - len(self.inputs))
+
+
+def first_pass_inputs(
+    draft: Sequence[int], policy: DraftPolicy | None, max_tokens: int
+) -> list[int]:
+    """What the first pass would verify when the model begins as the draft does: the
+    draft's first token, then the proposal the cursor makes after it ([] without a
+    draft, or where the policy says not to). The prefill evaluates them in its last
+    pass (`Head`)."""
+    if not draft or max_tokens <= 0 or (policy is not None and not policy.verify_in_prefill):
+        return []
+    cursor = DraftCursor(draft, policy)
+    cursor.pos = 0
+    cursor.advance(0, 0, draft[0], [draft[0]])
+    proposal = cursor.proposal()[: max(0, max_tokens - 1)]
+    return [draft[0], *proposal]
 
 
 def _proposal(
