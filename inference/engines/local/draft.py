@@ -74,11 +74,11 @@ class DraftPolicy:
     # re-join's. 0: off.
     lookup_match_tokens: int = 6
     lookup_tokens: int = 8
-    # The first pass's draft tokens ride in the prefill's last pass (speculative.Head):
-    # a rewrite's answer begins by copying its original far more often than not, and a
-    # pass saved costs more than the tokens added to the prefill's
-    # (benchmarks/verify_in_prefill.py). False: they get a pass of their own.
-    verify_in_prefill: bool = True
+    # True: the first pass's draft tokens ride in the prefill's last pass
+    # (speculative.Head), one pass fewer where the answer begins as the original does.
+    # Off: alone it is 0.72x the request time (benchmarks/verify_in_prefill.py), but the
+    # daemon's next edit measured slower with it (docs/MEASUREMENTS.md, 2026-12-06).
+    verify_in_prefill: bool = False
 
     @property
     def k_min(self) -> int:
