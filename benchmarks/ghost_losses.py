@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowtab.inference import Completion, Engine, EngineOptions, create_engine
-from shadowtab.inference.next_edit.candidates import Candidate
+from shadowtab.inference.next_edit.candidates import Candidate, Query
 from shadowtab.inference.next_edit.formats.base import unescape
 from shadowtab.inference.next_edit.ghost_text.completion_source import (
     MAX_TOKENS,
@@ -188,7 +188,7 @@ def best_oracle(case: Case, completion: Completion) -> str | None:
 
 
 def branched_at_unsure(
-    engine: Engine, source: CompletionSource, query: Any, raw: Completion, n: int
+    engine: Engine, source: CompletionSource, query: Query, raw: Completion, n: int
 ) -> Completion | None:
     """The continuation with `n` candidates branching at its first token below the
     token threshold (the greedy one's text before it, then the n most likely tokens
@@ -230,7 +230,8 @@ def in_process(
     budget: int,
     alternatives: int = 1,
 ) -> Trace:
-    """Stages 1 to 4 of one case; `alternatives` > 1: `oracle_any` beside."""
+    """Stages 1 to 4 of one case; `alternatives` > 1: `oracle_any` and `oracle_branched`
+    beside."""
     case = trace.case
     request = with_context(request_of(case), trace.project, trees, budget)
     query = query_of(request)
