@@ -26,6 +26,7 @@ from shadowtab.daemon.control_server import (
     track_current_task,
 )
 from shadowtab.daemon.runtime_files import RuntimeFiles, remove_file, write_status
+from shadowtab.daemon.thread_census import thread_census
 
 if TYPE_CHECKING:
     from shadowtab.lsp.hub import Hub
@@ -176,6 +177,7 @@ class DaemonService:
             "engine": engine,
             "hub": hub_status,
             "config": self.settings.describe(),
+            "threads": thread_census(),
         }
 
     def _hub_view(self, method: str) -> dict[str, Any]:

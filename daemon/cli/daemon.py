@@ -249,6 +249,13 @@ def _worker_line(engine: dict[str, Any]) -> str:
     return line
 
 
+def _census_line(census: dict[str, int]) -> str:
+    """The daemon's threads (thread_census): its own, the pools' and the children's."""
+    line = f"{census['total']}: {census['own']} own, {census['pool_workers']} in"
+    line += f" {census['pools']} pools"
+    return line + (f", {census['child_waits']} waiting on linters" if census["child_waits"] else "")
+
+
 def _print_status(reply: dict[str, Any]) -> None:
     engine = reply.get("engine", {})
     model_state = engine.get("state", "?")
@@ -272,6 +279,7 @@ def _print_status(reply: dict[str, Any]) -> None:
             if engine.get("propagation_gate")
             else []
         ),
+        *([f"daemon threads: {_census_line(reply['threads'])}"] if reply.get("threads") else []),
         f"sessions:       {reply.get('hub', {}).get('sessions', 0)}",
         f"control socket: {reply['control_socket']}",
         f"lsp socket:     {reply['lsp_socket']}",

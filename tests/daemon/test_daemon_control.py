@@ -70,6 +70,10 @@ def test_status_and_stats_replies(running_daemon: dict[str, Any]) -> None:
     assert status["pid"] == running_daemon["pid"]
     assert status["uptime_s"] >= 0
     assert status["engine"]["state"] in {"starting", "off"}
+    census = status["threads"]  # the daemon's threads by kind (thread_census)
+    assert census["own"] >= 1 and census["total"] == (
+        census["own"] + census["pool_workers"] + census["child_waits"]
+    )
     stats = request("stats")
     assert stats["daemon"]["pid"] == running_daemon["pid"]
 

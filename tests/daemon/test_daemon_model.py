@@ -49,6 +49,7 @@ def test_real_model_loads_in_the_background(
     worker = engine["worker"]  # the model runs in the engine worker, not in the daemon
     assert engine["process"] == "worker" and worker["pid"] not in (None, status["pid"])
     assert f"engine worker:  pid {worker['pid']}, 0 restarts" in done.stdout
+    assert "daemon threads: " in done.stdout and " own, " in done.stdout
     # the packaged Q4_1 converted to the default weight type; threads as chosen now
     assert engine["weights"] == "q8_0" and "weights:        q8_0" in done.stdout
     if engine["adapter"]:  # engine.merge_adapter: in the converted weights, not attached

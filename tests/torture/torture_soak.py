@@ -18,9 +18,10 @@ must equal the typist's buffer. The figures:
      "lsp_round_trip_ms": {"idle": {...}, "generating": {...}}, "text_ok": true, ...}
 
 It fails when an RSS grew by 5% or more, the daemon or the worker has more open
-files at the end than at the start and halfway, or more threads than that plus what
-its thread pools may still start (they fill lazily; a leak goes on growing), the text
-differs or a process restarted.
+files at the end than at the start and halfway, the daemon more threads of its own or
+more thread pools (its `status` tells them from the pools' workers, which start on
+demand), the worker more threads than that plus what its pools may still start, the
+text differs or a process restarted.
 """
 
 from __future__ import annotations
@@ -50,9 +51,11 @@ from typing_trace import source, trace
 
 READY_DEADLINE_S = 600.0
 RSS_GROWTH_LIMIT_PCT = 5.0
-# asyncio's default executor and the prediction pool start threads on demand, up to
-# their caps (6 and 2): one more thread at the end is a pool filling, a leak goes on.
+# The worker's pools start threads on demand: one more at the end is a pool filling, a
+# leak goes on. The daemon's threads are told apart by kind (its `status`,
+# thread_census): its own threads and its pools must not grow, their workers may.
 THREAD_POOL_SLACK = 2
+LEAK_CHECKED = {"daemon": ("fds", "own_threads", "pools"), "worker": ("fds", "threads")}
 QUIET_S = 3.0  # after the typing: lints, cancelled generations and closed sessions end
 FILE = "soak.py"
 
@@ -89,8 +92,12 @@ def pids() -> tuple[int, int]:
 
 
 def sample(processes: dict[str, int]) -> dict[str, dict[str, float]]:
-    """From /proc only: a control request now would be one more open socket."""
-    return {name: process_figures(pid) for name, pid in processes.items()}
+    """From /proc, then the daemon's threads by kind from its `status` (the request is
+    one more open socket: it comes after /proc's figures)."""
+    figures_now = {name: process_figures(pid) for name, pid in processes.items()}
+    census = status()["threads"]
+    figures_now["daemon"].update(own_threads=census["own"], pools=census["pools"])
+    return figures_now
 
 
 def soak(
@@ -145,7 +152,8 @@ def growth(
         "rss_growth_pct": round(100 * (last["rss_mb"] - first["rss_mb"]) / first["rss_mb"], 2),
         **{
             f"{kind}_{at}": point[kind]
-            for kind in ("fds", "threads")
+            for kind in ("fds", "threads", "own_threads", "pools")
+            if kind in first
             for at, point in (("start", first), ("mid", mid), ("end", last))
         },
     }
@@ -233,7 +241,8 @@ def failures(result: dict[str, Any]) -> list[str]:
         figures_of = result[name]
         if figures_of["rss_growth_pct"] >= RSS_GROWTH_LIMIT_PCT:
             failed.append(f"{name}.rss_growth_pct")
-        for kind, slack in (("fds", 0), ("threads", THREAD_POOL_SLACK)):
+        for kind in LEAK_CHECKED[name]:
+            slack = THREAD_POOL_SLACK if kind == "threads" else 0
             before = max(figures_of[f"{kind}_start"], figures_of[f"{kind}_mid"])
             if figures_of[f"{kind}_end"] > before + slack:
                 failed.append(f"{name}.{kind}_end")

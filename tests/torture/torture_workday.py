@@ -19,7 +19,8 @@ through the shadow every --agent-every-s and the save lock moves every --lock-ev
   `shadowtab lock release` (the agent goes on). The model holds it between.
 
 Sampled every --sample-s (from /proc, never while a control request of ours is open):
-RSS, open files and threads of the daemon and its engine worker, ghost text's latency
+RSS, open files and threads of the daemon and its engine worker, then the daemon's
+threads by kind (its `status`: its own, and its thread pools), ghost text's latency
 after a pause (p50/p90 in the minute: a keystroke the person paused after to the
 answer; a pause that ended first counts its length), the daemon log's size (with its
 rotated files) and the load average; printed as a table on stderr as it goes, and
@@ -30,9 +31,11 @@ its editors typed (torture_clients.check) and what the agent wrote. Fails when a
 must-be-0 figure is not 0 (wrong lines, diverged buffers, unanswered or failed requests,
 agent or lock commands that failed, agent files wrong after a commit, tracebacks in
 the log, a restart), when an RSS at the end grew more than --max-rss-growth-pct over
-its figure at --reference-s, when open files or threads at the end are more than their
-median over the samples from --reference-s to the middle (threads: plus what the pools
-may still start), or when ghost text's p90 over the last --reference-s is more than
+its figure at --reference-s, when open files, the daemon's own threads or pools, or
+the worker's threads at the end are more than their median over the samples from
+--reference-s to the middle (the worker's threads: plus what its pools may still start;
+the daemon's pools start workers on demand up to their sizes, so those are not counted),
+or when ghost text's p90 over the last --reference-s is more than
 --max-latency-ratio times its p90 over the first.
 """
 
@@ -74,7 +77,10 @@ from typing_trace import THINK_S, Keystroke, offset_of, units
 READY_DEADLINE_S = 600.0
 QUIET_S = 3.0  # after the typing: lints, cancelled generations and closed sessions end
 KEY_GAP_S = (0.1, 0.3)  # between the keys of a burst (the issue's cadence)
-THREAD_POOL_SLACK = 2  # as torture_soak: pools fill lazily, a leak goes on growing
+THREAD_POOL_SLACK = 2  # the worker's, as torture_soak: pools fill lazily
+# What must not grow. The daemon's threads by kind (its `status`, thread_census): its own
+# and its pools, not the pools' workers, which start on demand up to each pool's size
+LEAK_CHECKED = {"daemon": ("fds", "own_threads", "pools"), "worker": ("fds", "threads")}
 # A control connection of ours is closed by the daemon a moment after the reply: no
 # sample of its open files this soon after one
 CONTROL_SETTLE_S = 1.0
@@ -382,6 +388,10 @@ class Soak:
         for name, pid in self.processes.items():
             for key, value in process_figures(pid).items():
                 row[f"{name}_{key}"] = value
+        # after /proc's figures: the request is one more open socket in the daemon
+        census = status()["threads"]
+        row["daemon_own_threads"], row["daemon_pools"] = census["own"], census["pools"]
+        self.last_control = time.monotonic()
         row["log_kb"] = round(log_bytes(self.log_file) / 1024, 1)
         row["keys"] = sum(c.typed for c in self.clients)
         row["load1"] = round(os.getloadavg()[0], 2)
@@ -419,6 +429,8 @@ COLUMNS = (
     ("worker_fds", "w.fd", 5),
     ("daemon_threads", "d.thr", 6),
     ("worker_threads", "w.thr", 6),
+    ("daemon_own_threads", "d.own", 6),
+    ("daemon_pools", "d.pls", 6),
     ("p50_ms", "p50", 7),
     ("p90_ms", "p90", 7),
     ("n", "n", 5),
@@ -451,7 +463,7 @@ def flatness(
     for name in ("daemon", "worker"):
         before, after = reference[f"{name}_rss_mb"], end[f"{name}_rss_mb"]
         result[f"{name}_rss_growth_pct"] = round(100 * (after - before) / before, 2)
-        for kind in ("fds", "threads"):
+        for kind in LEAK_CHECKED[name]:
             # the median: a sample that caught the agent's lint processes would hide a leak
             result[f"{name}_{kind}_base"] = statistics.median_low(
                 r[f"{name}_{kind}"] for r in middle
@@ -609,7 +621,8 @@ def failures(result: dict[str, Any]) -> list[str]:
     for name in ("daemon", "worker"):
         if result[f"{name}_rss_growth_pct"] > limits["rss_growth_pct"]:
             failed.append(f"{name}_rss_growth_pct")
-        for kind, slack in (("fds", 0), ("threads", THREAD_POOL_SLACK)):
+        for kind in LEAK_CHECKED[name]:
+            slack = THREAD_POOL_SLACK if kind == "threads" else 0
             if result[f"{name}_{kind}_end"] > result[f"{name}_{kind}_base"] + slack:
                 failed.append(f"{name}_{kind}_end")
     # a run that never decided on a ghost text, wrote as the agent or moved the lock
