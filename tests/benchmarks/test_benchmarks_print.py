@@ -27,6 +27,10 @@ REDUCED_RUNS = {
     "speculative_edits.py": (["--quick"], None),
     # q8_0 pinned, as next_edit_latency's
     "verify_in_prefill.py": (["--reps", "1", "--weights", "q8_0"], "in_prefill"),
+    "batched_decode.py": (
+        ["--rounds", "1", "--steps", "2", "--prompt-tokens", "64", "--weights", "q8_0"],
+        "sequences",
+    ),
     "kv_reuse.py": (["--quick"], None),
     "python_overhead.py": (["--quick"], "worst_python_share"),
     "kv_quant.py": (["--quick"], "q8_0_tokens_per_mb_over_f16"),

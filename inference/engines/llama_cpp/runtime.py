@@ -221,15 +221,28 @@ class LlamaRuntime:
         """Evaluate `tokens` at positions pos0.. in `seq`; return the logits rows of the batch
         indexes in `outputs` (ascending), shape (len(outputs), n_vocab), a view valid until
         the next decode."""
-        count = len(tokens)
+        entries = [(token, seq, pos0 + i) for i, token in enumerate(tokens)]
+        return self._pass(entries, set(outputs))
+
+    def decode_steps(self, steps: Sequence[tuple[int, int, int]]) -> npt.NDArray[np.float32]:
+        """One pass over several sequences: each step is (token, seq, pos), one token of a
+        sequence at its next position; the logits row of every step, in order (a view
+        valid until the next decode). The weights are read once for all of them."""
+        return self._pass(steps, set(range(len(steps))))
+
+    def _pass(
+        self, entries: Sequence[tuple[int, int, int]], wanted: set[int]
+    ) -> npt.NDArray[np.float32]:
+        """Evaluate (token, seq, pos) `entries` in one llama_decode; the logits rows of the
+        batch indexes in `wanted`, ascending."""
+        count = len(entries)
         if count == 0 or count > self.config.n_batch:
             raise EngineError(f"batch of {count} tokens (limit {self.config.n_batch})")
         batch = self._require_batch()
         batch.n_tokens = count
-        wanted = set(outputs)
-        for i, token in enumerate(tokens):
+        for i, (token, seq, pos) in enumerate(entries):
             batch.token[i] = token
-            batch.pos[i] = pos0 + i  # type: ignore[call-overload]  # the stub's type is wrong
+            batch.pos[i] = pos  # type: ignore[call-overload]  # the stub's type is wrong
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = seq
             batch.logits[i] = i in wanted
