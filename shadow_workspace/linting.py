@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,9 @@ SEVERITIES = {"error": 1, "fatal": 1, "warning": 2, "note": 3, "info": 3, "hint"
 # diagnostics tens of MB of JSON), for squiggles nobody scrolls through.
 DEFAULT_LINT_MAX_MB = 4.0
 LINTER_NICENESS = 10  # the nice value linter processes run at
+# How long a killed linter's exit is waited for; past it the task ends without it (a
+# grandchild that holds its pipe open)
+REAP_LIMIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -244,9 +248,28 @@ async def run_linter(
         raise LinterFailure(f"{spec.name}: timed out after {spec.timeout_s:g} s") from exc
     finally:
         if process.returncode is None:  # timed out or cancelled by a newer version
-            process.kill()
-            await asyncio.shield(process.wait())
+            _kill(process.pid)
+            with contextlib.suppress(TimeoutError):  # bounded: a grandchild may hold a pipe
+                await asyncio.shield(asyncio.wait_for(_reaped(process), REAP_LIMIT_S))
     return await asyncio.to_thread(_parse_output, spec, out, err, process.returncode, text)
+
+
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """The killed child's exit. Process.wait() also waits for the end of its pipes, and a
+    pipe whose unread output reached the stream's limit is paused and never sees its
+    end: what is left is read (and dropped) first."""
+    streams = [stream for stream in (process.stdout, process.stderr) if stream is not None]
+    await asyncio.gather(*(stream.read() for stream in streams))
+    await process.wait()
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL without reaping: asyncio's child watcher reaps and reports the exit.
+    (Process.kill polls first, and that poll could reap a child that had just exited
+    before the watcher did; asyncio then logged "Unknown child process pid".) Until the
+    watcher reaps it, the pid stays the child's, so the signal cannot reach another."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _lower_priority(pid: int) -> None:
