@@ -16,17 +16,17 @@ flip a near tie). One JSON line.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 from shadowtab.inference import EngineOptions, LlamaCppEngine, create_engine
 from shadowtab.inference.engines.llama_cpp.runtime import LlamaRuntime
+
+from benchmarks.common.cli import print_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (
@@ -146,10 +146,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="st-batched-decode-") as scratch:
-        print(json.dumps(run(args, args.data_dir or Path(scratch))))
-    return 0
+    return print_run(run, parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -15,17 +15,16 @@ are equal (a batched pass of another length may flip a near tie). One JSON line.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from shadowtab.inference import EngineOptions, LlamaCppEngine, create_engine
 
+from benchmarks.common.cli import print_run
 from benchmarks.common.speculative import PROMPTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,10 +97,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="st-verify-in-prefill-") as scratch:
-        print(json.dumps(run(args, args.data_dir or Path(scratch))))
-    return 0
+    return print_run(run, parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -38,3 +38,11 @@ def run_weights_benchmark(
     with tempfile.TemporaryDirectory() as scratch:
         print(json.dumps(run(args.quick, args.data_dir or Path(scratch), args.weights)))
     return 0
+
+
+def print_run(run: Callable[[argparse.Namespace, Path], dict[str, Any]], args: Any) -> int:
+    """`run(args, data_dir)`'s figures as one JSON line; the data dir is args.data_dir or
+    a temporary folder (for a benchmark with a parser of its own)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        print(json.dumps(run(args, args.data_dir or Path(scratch))))
+    return 0
