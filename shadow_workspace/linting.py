@@ -267,7 +267,8 @@ def _kill(pid: int) -> None:
     """SIGKILL without reaping: asyncio's child watcher reaps and reports the exit.
     (Process.kill polls first, and that poll could reap a child that had just exited
     before the watcher did; asyncio then logged "Unknown child process pid".) Until the
-    watcher reaps it, the pid stays the child's, so the signal cannot reach another."""
+    watcher reaps it, the pid stays the child's; only in the moment between that and the
+    loop hearing of it could the pid be another's, as with any signal sent by pid."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
 
