@@ -20,6 +20,12 @@ from typing import Any
 
 # A starved machine (the run is niced under other work) answers slowly, not never.
 CONTROL_TIMEOUT_S = 60.0
+# What the soaks check does not grow: open files; the daemon's own threads and its thread
+# pools (its `status` tells them from the pools' workers, which start on demand up to
+# each pool's size); the worker's threads, plus THREAD_POOL_SLACK for its pools filling
+# (a leak goes on growing)
+LEAK_CHECKED = {"daemon": ("fds", "own_threads", "pools"), "worker": ("fds", "threads")}
+THREAD_POOL_SLACK = 2
 
 
 class Editor:
@@ -139,6 +145,18 @@ def status() -> dict[str, Any]:
 
     reply: dict[str, Any] = request("status", timeout=CONTROL_TIMEOUT_S)
     return reply
+
+
+def leak_slack(kind: str) -> int:
+    """How much a LEAK_CHECKED figure may grow."""
+    return THREAD_POOL_SLACK if kind == "threads" else 0
+
+
+def daemon_thread_kinds() -> dict[str, int]:
+    """The daemon's own threads and its pools (thread_census): a control request, so one
+    more open socket in the daemon for a moment: ask after reading its open files."""
+    census = status()["threads"]
+    return {"own_threads": int(census["own"]), "pools": int(census["pools"])}
 
 
 def engine() -> dict[str, Any]:

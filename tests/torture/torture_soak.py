@@ -38,7 +38,10 @@ from typing import Any
 
 from torture_clients import CAPABILITIES, Client, figures, settle, warm_up
 from torture_daemon import (
+    LEAK_CHECKED,
     Editor,
+    daemon_thread_kinds,
+    leak_slack,
     percentiles,
     process_figures,
     project,
@@ -51,11 +54,6 @@ from typing_trace import source, trace
 
 READY_DEADLINE_S = 600.0
 RSS_GROWTH_LIMIT_PCT = 5.0
-# The worker's pools start threads on demand: one more at the end is a pool filling, a
-# leak goes on. The daemon's threads are told apart by kind (its `status`,
-# thread_census): its own threads and its pools must not grow, their workers may.
-THREAD_POOL_SLACK = 2
-LEAK_CHECKED = {"daemon": ("fds", "own_threads", "pools"), "worker": ("fds", "threads")}
 QUIET_S = 3.0  # after the typing: lints, cancelled generations and closed sessions end
 FILE = "soak.py"
 
@@ -95,8 +93,7 @@ def sample(processes: dict[str, int]) -> dict[str, dict[str, float]]:
     """From /proc, then the daemon's threads by kind from its `status` (the request is
     one more open socket: it comes after /proc's figures)."""
     figures_now = {name: process_figures(pid) for name, pid in processes.items()}
-    census = status()["threads"]
-    figures_now["daemon"].update(own_threads=census["own"], pools=census["pools"])
+    figures_now["daemon"].update(daemon_thread_kinds())
     return figures_now
 
 
@@ -242,9 +239,8 @@ def failures(result: dict[str, Any]) -> list[str]:
         if figures_of["rss_growth_pct"] >= RSS_GROWTH_LIMIT_PCT:
             failed.append(f"{name}.rss_growth_pct")
         for kind in LEAK_CHECKED[name]:
-            slack = THREAD_POOL_SLACK if kind == "threads" else 0
             before = max(figures_of[f"{kind}_start"], figures_of[f"{kind}_mid"])
-            if figures_of[f"{kind}_end"] > before + slack:
+            if figures_of[f"{kind}_end"] > before + leak_slack(kind):
                 failed.append(f"{name}.{kind}_end")
     checks = ("text_ok", "daemon_pid_unchanged", "worker_pid_unchanged")
     failed += [key for key in checks if not result[key]]

@@ -71,16 +71,22 @@ from torture_clients import (
     uri_to_path,
     warm_up,
 )
-from torture_daemon import process_figures, project, start, status, stop, wait_ready
+from torture_daemon import (
+    LEAK_CHECKED,
+    daemon_thread_kinds,
+    leak_slack,
+    process_figures,
+    project,
+    start,
+    status,
+    stop,
+    wait_ready,
+)
 from typing_trace import THINK_S, Keystroke, offset_of, units
 
 READY_DEADLINE_S = 600.0
 QUIET_S = 3.0  # after the typing: lints, cancelled generations and closed sessions end
 KEY_GAP_S = (0.1, 0.3)  # between the keys of a burst (the issue's cadence)
-THREAD_POOL_SLACK = 2  # the worker's, as torture_soak: pools fill lazily
-# What must not grow. The daemon's threads by kind (its `status`, thread_census): its own
-# and its pools, not the pools' workers, which start on demand up to each pool's size
-LEAK_CHECKED = {"daemon": ("fds", "own_threads", "pools"), "worker": ("fds", "threads")}
 # A control connection of ours is closed by the daemon a moment after the reply: no
 # sample of its open files this soon after one
 CONTROL_SETTLE_S = 1.0
@@ -389,8 +395,7 @@ class Soak:
             for key, value in process_figures(pid).items():
                 row[f"{name}_{key}"] = value
         # after /proc's figures: the request is one more open socket in the daemon
-        census = status()["threads"]
-        row["daemon_own_threads"], row["daemon_pools"] = census["own"], census["pools"]
+        row.update({f"daemon_{kind}": n for kind, n in daemon_thread_kinds().items()})
         self.last_control = time.monotonic()
         row["log_kb"] = round(log_bytes(self.log_file) / 1024, 1)
         row["keys"] = sum(c.typed for c in self.clients)
@@ -622,8 +627,7 @@ def failures(result: dict[str, Any]) -> list[str]:
         if result[f"{name}_rss_growth_pct"] > limits["rss_growth_pct"]:
             failed.append(f"{name}_rss_growth_pct")
         for kind in LEAK_CHECKED[name]:
-            slack = THREAD_POOL_SLACK if kind == "threads" else 0
-            if result[f"{name}_{kind}_end"] > result[f"{name}_{kind}_base"] + slack:
+            if result[f"{name}_{kind}_end"] > result[f"{name}_{kind}_base"] + leak_slack(kind):
                 failed.append(f"{name}_{kind}_end")
     # a run that never decided on a ghost text, wrote as the agent or moved the lock
     # did not test what it says
