@@ -22,12 +22,16 @@ CHILD_WAIT = "waitpid-"
 
 
 def thread_census() -> dict[str, int]:
-    """`total` (the kernel's count: threads of native code included), `pools`,
-    `pool_workers`, `child_waits` and `own` (the rest)."""
+    """This process's threads: `total` (the kernel's count: threads of native code
+    included), `pools`, `pool_workers`, `child_waits` and `own` (the rest)."""
     names = [thread.name for thread in threading.enumerate()]
+    return census_of(names, max(_kernel_thread_count() or 0, len(names)))
+
+
+def census_of(names: list[str], total: int) -> dict[str, int]:
+    """The census of threads named `names`, of `total` threads in all."""
     pool_workers = sum(1 for name in names if POOL_WORKER.search(name))
     child_waits = sum(1 for name in names if CHILD_WAIT in name)
-    total = max(_kernel_thread_count() or 0, len(names))
     return {
         "total": total,
         "pools": sum(1 for name in names if name.endswith("_0")),
