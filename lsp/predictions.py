@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from pygls.exceptions import JsonRpcContentModified
+from shadowtab.inference.engines.api import CancelEvent
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import PredictionRequest
 from shadowtab.lsp.debounce import Debouncer
@@ -86,7 +87,7 @@ class PredictionService:
     async def run(self, uri: str, call: Callable[[threading.Event], T]) -> T:
         """Run `call(cancel)` in a worker; ContentModified when a keystroke cancelled it,
         CancelledError (answered RequestCancelled by pygls) on $/cancelRequest."""
-        cancel = threading.Event()
+        cancel = CancelEvent()  # an inline engine stops the pass in flight when it is set
         self._cancels[uri].add(cancel)
         loop = asyncio.get_running_loop()
         self._started()

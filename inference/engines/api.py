@@ -5,7 +5,7 @@ built with: options.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,6 +85,38 @@ class CancelFlag(Protocol):
     """threading.Event or anything with is_set(): how a caller cancels a request."""
 
     def is_set(self) -> bool: ...
+
+
+class CancelEvent(threading.Event):
+    """A cancel flag that also tells whoever watches it the moment it is set: an engine
+    stops the forward pass in flight then, instead of at the next one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._watchers_lock = threading.Lock()
+        self._watchers: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        super().set()
+        with self._watchers_lock:
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher()
+
+    def when_set(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """Call `watcher` (from the setting thread) when the event is set, at once if it
+        is; returns what stops watching."""
+        with self._watchers_lock:
+            self._watchers.append(watcher)
+        if self.is_set():
+            watcher()
+
+        def stop_watching() -> None:
+            with self._watchers_lock:
+                if watcher in self._watchers:
+                    self._watchers.remove(watcher)
+
+        return stop_watching
 
 
 class Engine(Protocol):

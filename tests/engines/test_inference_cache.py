@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 from inference_samples import FIB, SORT, long_code
 from shadowtab.inference import Completion, LlamaCppEngine
-from shadowtab.inference.engines.api import RequestStats
+from shadowtab.inference.engines.api import CancelEvent, Cancelled, RequestStats
+from shadowtab.inference.engines.local.runtime import Interrupted
 
 
 def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
@@ -112,6 +113,32 @@ def test_a_real_request_interrupts_the_warming_pass_in_flight(engine: LlamaCppEn
     assert reused.stats.reused_prompt_tokens >= warm_stats.evaluated_prompt_tokens - 1
     engine.clear_cache()
     assert engine.complete(prefix + "\ndef", 4).token_ids == reused.token_ids
+
+
+def test_a_cancelled_continuation_stops_in_its_pass_and_the_cache_answers_as_cold(
+    engine: LlamaCppEngine,
+) -> None:
+    """A keystroke's request cancelled while it prefills (a CancelEvent, as the worker
+    gives) stops in the pass in flight, not after it; the passes before it stay cached
+    and the next request answers as a cold run would."""
+    passes = engine.complete("# one pass\n" + long_code(400), 1)  # ~130 tokens
+    one_pass = passes.stats.seconds / passes.stats.forward_passes
+    prompt = "# cancelled prefill\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
+    cancel = CancelEvent()
+    timer = threading.Timer(2.5 * one_pass, cancel.set)  # two passes done, the third in flight
+    timer.start()
+    started = time.perf_counter()
+    with pytest.raises(Cancelled) as stopped:
+        engine.complete(prompt, 4, cancel=cancel)
+    late = time.perf_counter() - started - 2.5 * one_pass
+    print(f"stopped {late:.3f}s after the cancel (a pass: {one_pass:.3f}s)")
+    assert isinstance(stopped.value.__cause__, Interrupted)
+    resident = engine.cache_info().resident_prefixes
+    assert any(length >= 128 for length in resident)  # the passes before it stayed
+    again = engine.complete(prompt, 4)
+    assert again.stats.reused_prompt_tokens >= 128
+    engine.clear_cache()
+    assert engine.complete(prompt, 4).token_ids == again.token_ids
 
 
 def test_a_request_that_needs_the_warming_pass_lets_it_end(

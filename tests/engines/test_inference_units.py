@@ -228,6 +228,28 @@ def test_a_long_prompt_branching_off_a_short_one_forks_it() -> None:
     assert cache.place(newline, len(newline)).seq == first.seq
 
 
+def test_a_fork_stopped_at_the_shared_head_gives_its_slot_back() -> None:
+    """A next-edit warm forks the continuation's head and is preempted before its first
+    pass: the copy of the head must not stay and cost another document its prompt."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=3, capacity_tokens=1000, n_cells=1000)
+    head = list(range(100, 160))
+    doc_a = [*head, *range(700, 720)]
+    doc_b = [9, *range(900, 950)]
+    for doc in (doc_a, doc_b):
+        cache.record(cache.place(doc, len(doc)).seq, doc)
+    warm = cache.place([*head, *range(500, 900)], 460, need_logits=False)
+    assert warm.reused == len(head)
+    cache.record(warm.seq, head)  # preempted: nothing past the head
+    assert sorted(cache.info(1).resident_prefixes) == [len(doc_b), len(doc_a)]
+    doc_c = [5, *range(300, 330)]  # a third document: a free slot, nothing evicted
+    cache.record(cache.place(doc_c, len(doc_c)).seq, doc_c)
+    assert sorted(cache.info(1).resident_prefixes) == [len(doc_c), len(doc_b), len(doc_a)]
+    grown = cache.place([*doc_c, 1, 2], len(doc_c) + 2)
+    cache.record(grown.seq, [*doc_c, 1, 2])
+    assert sorted(cache.info(1).resident_prefixes) == [len(doc_c) + 2, len(doc_b), len(doc_a)]
+
+
 def test_a_pinned_sequence_is_forked_from_never_trimmed_nor_evicted() -> None:
     """A rewrite that lent the engine keeps its sequence while a continuation runs."""
     ops = RecordingOps()

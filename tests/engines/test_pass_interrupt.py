@@ -26,3 +26,30 @@ def test_only_an_armed_pass_is_interrupted() -> None:
         passes.interrupt()
         assert aborts(passes)
     assert not aborts(passes)  # disarmed: the flag is down for the next real pass
+
+
+def test_an_owned_pass_is_interrupted_by_its_owner_or_anyone_only() -> None:
+    """A request's late cancel must not stop the pass of the request after it."""
+    passes = PassInterrupt()
+    first, second = object(), object()
+    with passes.armed(second):
+        passes.interrupt(first)
+        assert not aborts(passes)
+        passes.interrupt(second)
+        assert aborts(passes)
+    with passes.armed(second):
+        passes.interrupt()  # no owner named: a warm's interrupt stops any pass
+        assert aborts(passes)
+
+
+def test_a_cancel_event_calls_its_watchers_until_they_stop_watching() -> None:
+    from shadowtab.inference.engines.api import CancelEvent
+
+    event, calls = CancelEvent(), []
+    stop = event.when_set(lambda: calls.append("first"))
+    event.when_set(lambda: calls.append("second"))
+    stop()
+    event.set()
+    assert calls == ["second"] and event.is_set()
+    event.when_set(lambda: calls.append("late"))  # set already: called at once
+    assert calls == ["second", "late"]

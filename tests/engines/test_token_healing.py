@@ -99,10 +99,10 @@ class PieceRuntime:
     def kv_bytes_per_token(self) -> int:
         return 1
 
-    def interruptible(self) -> AbstractContextManager[None]:
+    def interruptible(self, owner: object | None = None) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def interrupt(self) -> None:
+    def interrupt(self, owner: object | None = None) -> None:
         return None
 
     def close(self) -> None:

@@ -60,7 +60,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from torture_daemon import Editor, percentiles, project, start, status, stop, wait_ready
+from torture_daemon import (
+    CONTROL_TIMEOUT_S,
+    Editor,
+    percentiles,
+    project,
+    start,
+    status,
+    stop,
+    wait_ready,
+)
 from typing_trace import (
     Buffer,
     Keystroke,
@@ -496,6 +505,27 @@ def side_by_side(alone: Client, clients: list[Client]) -> dict[str, Any]:
     }
 
 
+def engine_time() -> dict[str, dict[str, float]]:
+    """The engine's time so far by kind of call (warm, complete, rewrite)."""
+    from shadowtab.daemon.client import request
+
+    reply = request("stats", timeout=CONTROL_TIMEOUT_S)
+    spent: dict[str, dict[str, float]] = reply["hub"]["engine"]["engine_stats"]["time_by_kind"]
+    return spent
+
+
+def spent_between(
+    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """What the engine spent between two engine_time() readings."""
+    return {
+        kind: {
+            key: round(value - before.get(kind, {}).get(key, 0), 3) for key, value in now.items()
+        }
+        for kind, now in after.items()
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="sttc-", dir="/tmp"))  # short: a socket path
     files = make_files(args.clients, args.shared_files, args.lines)
@@ -509,8 +539,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         alone = connect_alone(started["lsp_socket"], root, clients[0], copy_names)
         # the lone editor first, the others connected and idle: then all eight type
         warm_up([alone, *clients])
+        before = engine_time()
         alone_seconds = type_all([alone])
+        after_alone = engine_time()
         seconds = type_all(clients)
+        after_eight = engine_time()
         settle([alone, *clients])
         commit(clients[0])
         wrong = check([alone], root, copies) + check(clients, root, files)
@@ -524,7 +557,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "clients_per_shared_file": args.clients // max(1, args.shared_files),
             **{key: wrong[key] for key in ("lines_wrong", "clients_wrong", "buffers_diverged")},
             **figures(clients, seconds),
-            "alone": {"keystrokes": alone.typed, **figures([alone], alone_seconds)},
+            "engine_time": spent_between(after_alone, after_eight),
+            "alone": {
+                "keystrokes": alone.typed,
+                **figures([alone], alone_seconds),
+                "engine_time": spent_between(before, after_alone),
+            },
             "ghost_text_after_pause_vs_alone": {
                 **side_by_side(alone, clients),
                 "max_ratio": args.max_ratio,

@@ -39,6 +39,7 @@ class PassInterrupt:
         self._flag = ctypes.create_string_buffer(2)
         self._lock = threading.Lock()
         self._armed = False
+        self._owner: object | None = None
         self._callback = _strlen_callback()
 
     @property
@@ -52,20 +53,23 @@ class PassInterrupt:
             llama_cpp.llama_set_abort_callback(ctx, self._callback, data)
 
     @contextmanager
-    def armed(self) -> Iterator[None]:
+    def armed(self, owner: object | None = None) -> Iterator[None]:
+        """`owner`: who may stop these passes (interrupt's `owner`); None: anyone."""
         with self._lock:
             self._flag[0] = b"\x00"
-            self._armed = True
+            self._armed, self._owner = True, owner
         try:
             yield
         finally:
             with self._lock:
-                self._armed = False
+                self._armed, self._owner = False, None
                 self._flag[0] = b"\x00"
 
-    def interrupt(self) -> None:
+    def interrupt(self, owner: object | None = None) -> None:
+        """Stop the armed pass; with `owner`, only if that owner armed it (a request's
+        late cancel never stops the next request's pass)."""
         with self._lock:
-            if self._armed:
+            if self._armed and (owner is None or owner is self._owner):
                 self._flag[0] = b"\x01"
 
 

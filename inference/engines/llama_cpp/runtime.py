@@ -257,11 +257,11 @@ class LlamaRuntime:
         pointer = llama_cpp.llama_get_logits(self._ctx)
         return np.ctypeslib.as_array(pointer, shape=(rows, self.shape.n_vocab))
 
-    def interruptible(self) -> AbstractContextManager[None]:
-        return self._interrupt.armed()
+    def interruptible(self, owner: object | None = None) -> AbstractContextManager[None]:
+        return self._interrupt.armed(owner)
 
-    def interrupt(self) -> None:
-        self._interrupt.interrupt()
+    def interrupt(self, owner: object | None = None) -> None:
+        self._interrupt.interrupt(owner)
 
     def seq_remove(self, seq: int, start: int, end: int = -1) -> None:
         if not llama_cpp.llama_memory_seq_rm(self._memory, seq, start, end):

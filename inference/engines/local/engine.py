@@ -30,6 +30,7 @@ from ..text_output import Emit
 from .cpu_load import physical_cores
 from .decoding import SequenceWriter, prefill_only
 from .draft import DraftPolicy
+from .engine_time import EngineTime
 from .generation import (
     ALTERNATIVE_MIN_P,
     DRAFT_POLICY,
@@ -40,7 +41,14 @@ from .generation import (
 from .healing import Vocabulary
 from .kv_cache import PrefixCache
 from .runtime import Interrupted, Runtime
-from .scheduling import Preempted, RequestGate, cancel_guard, warm_guard
+from .scheduling import (
+    Preempted,
+    RequestGate,
+    cancel_guard,
+    not_stopped,
+    stopped_when_cancelled,
+    warm_guard,
+)
 
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
@@ -118,6 +126,7 @@ class LocalEngine(Generic[R]):
         self._vocabulary: Vocabulary | None = None  # the runtime's, built at load
         self._warming: WarmPass | None = None  # set while a warm prefills
         self._totals: dict[str, float] = {}
+        self._time = EngineTime()
         self._cache_snapshot: CacheInfo | None = None
 
     # lifecycle
@@ -197,6 +206,7 @@ class LocalEngine(Generic[R]):
                 self._warming = None
                 cache.record(writer.seq, writer.tokens)
                 self._finish(stats, writer, placement.reused, started)
+                self._time.add("warm", stats, ended=not stats.preempted)
             return stats
 
     def complete(
@@ -262,6 +272,7 @@ class LocalEngine(Generic[R]):
             "n_threads": self.n_threads,
             "cache": info,
             "totals": dict(self._totals),
+            "time_by_kind": self._time.to_dict(),
         }
 
     # internals
@@ -325,14 +336,22 @@ class LocalEngine(Generic[R]):
         with self._gate.real(urgent=draft is None, needs=prepared.healed.tokens) as turn:
             runtime, cache = self._ready()
             self._before_request(runtime)
-            completion = run_generation(
-                runtime,
-                cache,
-                request,
-                prepared,
-                lambda: cancel_guard(cancel),
-                turn.lend_to_urgent if draft is not None else None,
-            )
+            kind, ended = "complete" if draft is None else "rewrite", False
+            # a rewrite lends the engine between its passes: only between them it stops
+            stopping = stopped_when_cancelled if draft is None else not_stopped
+            try:
+                with stopping(runtime, cancel):
+                    completion = run_generation(
+                        runtime,
+                        cache,
+                        request,
+                        prepared,
+                        lambda: cancel_guard(cancel),
+                        turn.lend_to_urgent if draft is not None else None,
+                    )
+                ended = True
+            finally:  # a cancelled call's time counts too
+                self._time.add(kind, prepared.stats, ended)
             self._add_totals(completion.stats)
             return completion
 

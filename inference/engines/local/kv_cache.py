@@ -42,6 +42,11 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
     return int(diff[0]) if diff.size else n
 
 
+def _begins(short: Sequence[int], long: Sequence[int]) -> bool:
+    """`short` is a prefix of `long` (equal included)."""
+    return len(short) <= len(long) and common_prefix_length(short, long) == len(short)
+
+
 # A newer version of a prompt may add this many tokens more than it drops (a line typed):
 # more than that, it is another prompt branching off the resident one.
 NEWER_VERSION_GROWTH = 16
@@ -103,11 +108,27 @@ class PrefixCache:
         return Placement(seq=target.seq, reused=shared)
 
     def record(self, seq: int, tokens: Sequence[int]) -> None:
-        """The KV of `seq` now holds exactly `tokens`; then the budget is enforced."""
+        """The KV of `seq` now holds exactly `tokens`; then the budget is enforced and
+        prefixes that another resident one holds in full are dropped."""
         prefix = self._slots[seq]
         prefix.tokens = list(tokens)
         self._touch(prefix)
         self._enforce_budget(keep=prefix)
+        self._drop_redundant(prefix)
+
+    def _drop_redundant(self, recorded: ResidentPrefix) -> None:
+        """A prefix whose tokens all begin another resident prefix is never the best
+        match, yet it takes a slot whose eviction costs another document its prompt: a
+        request forked off a shared head and stopped before computing past it (a
+        keystroke cancelled it, a real request preempted its warm) leaves just that."""
+        for other in self._evictable():
+            if other is recorded or other.seq not in self._slots:
+                continue
+            if _begins(other.tokens, recorded.tokens):
+                self._evict(other)
+            elif recorded.seq not in self._pinned and _begins(recorded.tokens, other.tokens):
+                self._evict(recorded)
+                return
 
     def pin(self, seq: int) -> None:
         self._pinned.add(seq)

@@ -55,14 +55,16 @@ class Runtime(Protocol):
         """What one cached token costs in the KV cache (the prefix cache's budget unit)."""
         ...
 
-    def interruptible(self) -> AbstractContextManager[None]:
+    def interruptible(self, owner: object | None = None) -> AbstractContextManager[None]:
         """Forward passes inside may be stopped part-way by interrupt(): decode then
-        raises Interrupted and the sequence is as before the pass (warming)."""
+        raises Interrupted and the sequence is as before the pass (warming; a cancelled
+        request). `owner`: only interrupt(owner) stops them; None: any interrupt."""
         ...
 
-    def interrupt(self) -> None:
-        """From any thread: stop the interruptible pass in flight, if any; outside
-        interruptible() nothing (a runtime that cannot stop a pass ignores it)."""
+    def interrupt(self, owner: object | None = None) -> None:
+        """From any thread: stop the interruptible pass in flight, if any (and armed by
+        `owner`, when given); outside interruptible() nothing (a runtime that cannot
+        stop a pass ignores it)."""
         ...
 
     def close(self) -> None: ...

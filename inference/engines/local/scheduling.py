@@ -1,7 +1,8 @@
 """Serializing engine calls: real requests go first, warming yields to them (the warming
 pass in flight is interrupted unless the waiting request's prompt starts with its
 tokens), a rewrite lends the engine to a waiting plain continuation between two passes;
-cancel events are checked before every forward pass."""
+cancel events are checked before every forward pass, and a plain continuation's
+CancelEvent also stops the pass in flight."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ..api import CancelFlag, Cancelled
+from ..api import CancelEvent, CancelFlag, Cancelled
+from .runtime import Interrupted, Runtime
 
 
 class Preempted(Exception):
@@ -136,3 +138,31 @@ def warm_guard(gate: RequestGate, cancel: CancelFlag | None) -> None:
     cancel_guard(cancel)
     if gate.real_waiting():
         raise Preempted()
+
+
+@contextmanager
+def stopped_when_cancelled(runtime: Runtime, cancel: CancelFlag | None) -> Iterator[None]:
+    """The request's forward pass in flight stops the moment `cancel` is set (when it is
+    a CancelEvent: the worker's and the daemon's are): a superseded keystroke's
+    prefill does not hold the engine for the rest of a prefill chunk while other
+    editors' requests wait. What the stopped pass computed is lost; the passes before
+    it stay cached."""
+    if not isinstance(cancel, CancelEvent):
+        yield
+        return
+    owner = object()
+    stop_watching = cancel.when_set(lambda: runtime.interrupt(owner))
+    try:
+        with runtime.interruptible(owner):
+            yield
+    except Interrupted as exc:
+        raise Cancelled("request cancelled during a forward pass") from exc
+    finally:
+        stop_watching()
+
+
+@contextmanager
+def not_stopped(runtime: Runtime, cancel: CancelFlag | None) -> Iterator[None]:
+    """A call that lends the engine between its passes (a rewrite): its passes are not
+    armed, since one it lends to may arm and run its own meanwhile."""
+    yield

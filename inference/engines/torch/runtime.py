@@ -182,12 +182,12 @@ class TorchRuntime:
             self._caches[seq] = DynamicCache(config=self.model.config)
         return self._caches[seq]
 
-    def interruptible(self) -> AbstractContextManager[None]:
+    def interruptible(self, owner: object | None = None) -> AbstractContextManager[None]:
         """Passes are not stopped part-way here (a GPU pass is short; a CPU one is
         warming's only cost)."""
         return nullcontext()
 
-    def interrupt(self) -> None:
+    def interrupt(self, owner: object | None = None) -> None:
         pass
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...msgpack_frames import FrameError
 from .. import create_engine
-from ..api import Engine, EngineError
+from ..api import CancelEvent, Engine, EngineError
 from ..load_failure import describe_load_failure
 from .frames import ChannelClosed, FrameChannel
 from .wire import CALLS, GENERATING, error_to_wire, options_from_wire, result_to_wire
@@ -28,7 +28,7 @@ logger = logging.getLogger("shadowtab.engine_worker")
 LOAD_FAILED_EXIT = 3  # the model could not load: the daemon does not restart the worker
 
 
-class WatchedEvent(threading.Event):
+class WatchedEvent(CancelEvent):
     """A cancel event that remembers when the engine last looked at it: engines check
     their cancel event before every forward pass, so a generation whose event has not
     been looked at for long is stuck in native code (see Requests.stalled_s)."""
