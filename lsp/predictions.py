@@ -133,6 +133,8 @@ class PredictionService:
         """`call`, unless it waited more than max_wait_s for a worker thread."""
 
         def run_or_expire(cancel: threading.Event) -> T:
+            if cancel.is_set():  # a newer keystroke while it queued: nothing to compute
+                raise PredictionCancelled("superseded before it ran")
             waited = time.monotonic() - queued_at
             if waited > self.max_wait_s:
                 raise PredictionExpired(

@@ -188,3 +188,41 @@ def test_warming_is_judged_by_the_request_that_runs_next() -> None:
     release.set()
     for thread in [holder, *threads]:
         thread.join(10)
+
+
+def test_a_request_cancelled_while_it_waits_leaves_the_line_at_once() -> None:
+    """A keystroke's request superseded while another call holds the engine does not
+    wait for its turn to find out: the thread that asked is free again, and the
+    request behind it keeps its place."""
+    from shadowtab.inference.engines.api import CancelEvent, Cancelled
+
+    gate = RequestGate()
+    holder, release = held(gate)
+    cancel = CancelEvent()
+    outcomes: list[str] = []
+    order: list[str] = []
+
+    def superseded() -> None:
+        try:
+            with gate.real(urgent=True, cancel=cancel):
+                outcomes.append("ran")
+        except Cancelled:
+            outcomes.append("cancelled")
+
+    def behind() -> None:
+        with gate.real(urgent=True):
+            order.append("behind")
+
+    first = threading.Thread(target=superseded)
+    first.start()
+    wait_until(waiting_count_is(gate, 1))
+    second = threading.Thread(target=behind)
+    second.start()
+    wait_until(waiting_count_is(gate, 2))
+    cancel.set()
+    first.join(10)
+    assert outcomes == ["cancelled"] and gate.waiting() == 1 and gate.busy()
+    release.set()
+    for thread in (holder, second):
+        thread.join(10)
+    assert order == ["behind"] and gate.waiting() == 0 and not gate.busy()

@@ -333,7 +333,8 @@ class LocalEngine(Generic[R]):
         )
         # tokenized before the wait (as tokenize() is): a warm in flight is judged by it
         prepared = request_prompt(runtime, request, self._prompt_tokens, self._vocabulary)
-        with self._gate.real(urgent=draft is None, needs=prepared.healed.tokens) as turn:
+        urgent, needs = draft is None, prepared.healed.tokens
+        with self._gate.real(urgent, needs, cancel) as turn:
             runtime, cache = self._ready()
             self._before_request(runtime)
             kind, ended = "complete" if draft is None else "rewrite", False

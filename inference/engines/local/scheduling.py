@@ -61,10 +61,16 @@ class RequestGate:
         self._arrivals = itertools.count()
 
     @contextmanager
-    def real(self, urgent: bool = False, needs: Sequence[int] | None = None) -> Iterator[Turn]:
-        """`needs`: the prompt tokens the call will prefill, when known."""
+    def real(
+        self,
+        urgent: bool = False,
+        needs: Sequence[int] | None = None,
+        cancel: CancelFlag | None = None,
+    ) -> Iterator[Turn]:
+        """`needs`: the prompt tokens the call will prefill, when known. Cancelled while
+        it waits (`cancel` a CancelEvent), the call leaves the line at once (Cancelled)."""
         ticket = (0 if urgent else 1, next(self._arrivals))
-        self._acquire(ticket, needs)
+        self._acquire(ticket, needs, cancel)
         try:
             yield Turn(self, ticket)
         finally:
@@ -80,13 +86,29 @@ class RequestGate:
             self._wait_for_turn(ticket)
         return True
 
-    def _acquire(self, ticket: Ticket, needs: Sequence[int] | None) -> None:
-        with self._turns:
-            self._wait_for_turn(ticket, needs)
+    def _acquire(
+        self, ticket: Ticket, needs: Sequence[int] | None, cancel: CancelFlag | None
+    ) -> None:
+        stop_watching = cancel.when_set(self._wake) if isinstance(cancel, CancelEvent) else None
+        try:
+            with self._turns:
+                self._wait_for_turn(ticket, needs, cancel)
+        finally:
+            if stop_watching is not None:
+                stop_watching()
 
-    def _wait_for_turn(self, ticket: Ticket, needs: Sequence[int] | None = None) -> None:
+    def _wake(self) -> None:
+        with self._turns:
+            self._turns.notify_all()
+
+    def _wait_for_turn(
+        self,
+        ticket: Ticket,
+        needs: Sequence[int] | None = None,
+        cancel: CancelFlag | None = None,
+    ) -> None:
         """With the condition's lock held: queue `ticket`, wait until it is first and the
-        engine free, take the engine."""
+        engine free (or `cancel` is set: Cancelled), take the engine."""
         heapq.heappush(self._waiting, ticket)
         # judged by the request that runs next: one queued behind it got judged by it
         first = self._waiting[0] == ticket
@@ -94,10 +116,12 @@ class RequestGate:
             self._interrupt_background(needs)
         try:
             while self._busy or self._waiting[0] != ticket:
+                cancel_guard(cancel)
                 self._turns.wait()
         finally:
             self._waiting.remove(ticket)
             heapq.heapify(self._waiting)
+            self._turns.notify_all()  # one behind it may be first now
         self._busy = True
 
     @contextmanager

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...msgpack_frames import FrameError
-from ..api import EngineError
+from ..api import CancelEvent, EngineError
 from ..options import EngineOptions
 from .frames import ChannelClosed, FrameChannel
 from .wire import WorkerDied, error_from_wire, options_to_wire
@@ -30,7 +30,8 @@ CHILD_MODULE = "shadowtab.inference.engines.worker.child"
 CANCEL_POLL_S = 0.02  # how often a waiting call looks at its cancel event
 EXIT_WAIT_S = 5.0  # after EOF, how long the child gets to be reaped before a SIGKILL
 
-Item = tuple[str, Any]  # ("reply", result) | ("error", EngineError)
+# ("reply", result) | ("error", EngineError) | ("cancelled", None): the caller's cancel
+Item = tuple[str, Any]
 
 
 class WorkerProcess:
@@ -151,6 +152,12 @@ class WorkerProcess:
         EngineError class; WorkerDied when it dies first."""
         request_id, waiting = self._register()
         cancel_sent = answered = False
+        # a CancelEvent wakes the wait at once: the worker stops the pass in flight
+        stop_watching = (
+            cancel.when_set(lambda: waiting.put(("cancelled", None)))
+            if isinstance(cancel, CancelEvent)
+            else None
+        )
         try:
             self._send({"op": "call", "id": request_id, "method": method, "args": args})
             while True:
@@ -160,11 +167,15 @@ class WorkerProcess:
                     kind, value = waiting.get(timeout=CANCEL_POLL_S if cancel else None)
                 except queue.Empty:
                     continue
+                if kind == "cancelled":
+                    continue  # sent above; the worker's answer follows
                 answered = True
                 if kind == "error":
                     raise value
                 return value
         finally:
+            if stop_watching is not None:
+                stop_watching()
             if not (cancel_sent or answered or self._dead):
                 self._send_cancel(request_id)  # the caller gave up before the answer
             self._unregister(request_id)
