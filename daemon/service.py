@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from shadowtab.daemon.allocations import top_allocations
 from shadowtab.daemon.config import Settings
 from shadowtab.daemon.control_server import (
     ControlServer,
@@ -140,7 +141,10 @@ class DaemonService:
             self.request_stop("stop command")
             return {"stopping": True, "pid": self.pid}
         if cmd == "stats":
-            return {"daemon": self.status_record(), "hub": self._hub_view("stats")}
+            reply = {"daemon": self.status_record(), "hub": self._hub_view("stats")}
+            if (held := top_allocations()) is not None:  # PYTHONTRACEMALLOC=1 only
+                reply["allocations"] = held
+            return reply
         hub = await self._ready_hub()
         if hub is None or cmd not in hub.control_commands():
             raise UnknownCommand(cmd)

@@ -76,6 +76,23 @@ def test_status_and_stats_replies(running_daemon: dict[str, Any]) -> None:
     )
     stats = request("stats")
     assert stats["daemon"]["pid"] == running_daemon["pid"]
+    assert "allocations" not in stats  # traced only with PYTHONTRACEMALLOC
+
+
+def test_a_daemon_tracing_its_allocations_says_where_its_memory_is_held(
+    daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a leak hunt (tests/torture's workday --trace-memory): the lines holding the
+    most memory, largest first."""
+    from shadowtab.daemon.client import start_daemon
+
+    monkeypatch.setenv("PYTHONTRACEMALLOC", "1")
+    daemon_env.seen_pids.add(start_daemon(timeout=30.0)["pid"])
+    held = request("stats")["allocations"]
+    assert len(held) > 10 and all(site["where"].rpartition(":")[2].isdigit() for site in held)
+    assert any(site["where"].partition(":")[0].endswith(".py") for site in held)
+    sizes = [site["kb"] for site in held]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > 0
 
 
 def test_engine_off_reaches_state_off(running_daemon: dict[str, Any]) -> None:

@@ -72,6 +72,7 @@ from torture_clients import (
     warm_up,
 )
 from torture_daemon import (
+    CONTROL_TIMEOUT_S,
     LEAK_CHECKED,
     daemon_thread_kinds,
     leak_slack,
@@ -330,6 +331,8 @@ class Soak:
     errors: list[BaseException] = field(default_factory=list)
     last_control: float = 0.0
     start_at: float = 0.0
+    # --trace-memory: the daemon's allocations by line at the reference sample and the end
+    allocations: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def run(self) -> None:
         args = self.args
@@ -381,6 +384,8 @@ class Soak:
         self.last_control = time.monotonic()
 
     def sample(self, at_s: int | str) -> None:
+        if self.args.trace_memory and (at_s == "end" or at_s == round(self.args.reference_s)):
+            self.allocations[str(at_s)] = allocations_now()
         latency = windowed(
             [c.pause_ms[m:] for c, m in zip(self.clients, self.marks[-1], strict=True)]
         )
@@ -512,7 +517,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for name, text in agent.texts.items():
         (root / name).write_text(text)
     try:
+        if args.trace_memory:
+            os.environ["PYTHONTRACEMALLOC"] = "1"  # the daemon's (and its worker's) start
         started = start(base, "llama.cpp", args.threads)
+        os.environ.pop("PYTHONTRACEMALLOC", None)
         if wait_ready(None, READY_DEADLINE_S) is None:
             raise RuntimeError("the model did not load")
         state = status()
@@ -581,7 +589,24 @@ def finish(
         "worker_pid_unchanged": state["engine"]["worker"]["pid"] == soak.processes["worker"],
         "worker_restarts": state["engine"]["worker"]["restarts"],
         "rows": soak.rows,
+        **({"allocations_grown": grown(soak.allocations)} if args.trace_memory else {}),
     }
+
+
+def allocations_now() -> dict[str, float]:
+    """The daemon's memory held by source line (KB), when it traces allocations."""
+    from shadowtab.daemon.client import request
+
+    reply = request("stats", timeout=CONTROL_TIMEOUT_S)
+    return {site["where"]: site["kb"] for site in reply.get("allocations") or []}
+
+
+def grown(allocations: dict[str, dict[str, float]], top: int = 15) -> list[tuple[str, float]]:
+    """The lines whose memory grew most from the reference sample to the end (KB)."""
+    before = next((held for at, held in allocations.items() if at != "end"), {})
+    after = allocations.get("end", {})
+    growth = {where: round(kb - before.get(where, 0.0), 1) for where, kb in after.items()}
+    return sorted(growth.items(), key=lambda item: -item[1])[:top]
 
 
 def diverged(clients: list[DayClient]) -> list[str]:
@@ -614,6 +639,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lines", type=int, default=8, help="lines each editor owns per file")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
+    parser.add_argument(
+        "--trace-memory",
+        action="store_true",
+        help="the daemon traces its allocations (slower): the lines whose memory grew most "
+        "from the reference sample to the end",
+    )
 
 
 def failures(result: dict[str, Any]) -> list[str]:
