@@ -141,7 +141,7 @@ class DaemonService:
             self.request_stop("stop command")
             return {"stopping": True, "pid": self.pid}
         if cmd == "stats":
-            reply = {"daemon": self.status_record(), "hub": self._hub_view("stats")}
+            reply: dict[str, Any] = {"daemon": self.status_record(), "hub": self._hub_view("stats")}
             if (held := top_allocations()) is not None:  # PYTHONTRACEMALLOC=1 only
                 reply["allocations"] = held
             return reply

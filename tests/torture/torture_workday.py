@@ -384,13 +384,15 @@ class Soak:
         self.last_control = time.monotonic()
 
     def sample(self, at_s: int | str) -> None:
-        if self.args.trace_memory and (at_s == "end" or at_s == round(self.args.reference_s)):
-            self.allocations[str(at_s)] = allocations_now()
         latency = windowed(
             [c.pause_ms[m:] for c, m in zip(self.clients, self.marks[-1], strict=True)]
         )
         self.marks.append([len(c.pause_ms) for c in self.clients])
         row = {"t_s": at_s, **self.figures_now(), **latency}
+        if self.args.trace_memory and (at_s == "end" or at_s == round(self.args.reference_s)):
+            # after the figures: a snapshot's own memory stays in the daemon's RSS, and
+            # the request is one more open socket for a moment
+            self.allocations[str(at_s)] = allocations_now()
         self.rows.append(row)
         print(table_line(row), file=sys.stderr, flush=True)
 

@@ -35,6 +35,7 @@ from .generation import (
     ALTERNATIVE_MIN_P,
     DRAFT_POLICY,
     GenerationRequest,
+    RequestPrompt,
     request_prompt,
     run_generation,
 )
@@ -337,24 +338,36 @@ class LocalEngine(Generic[R]):
         with self._gate.real(urgent, needs, cancel) as turn:
             runtime, cache = self._ready()
             self._before_request(runtime)
-            kind, ended = "complete" if draft is None else "rewrite", False
-            # a rewrite lends the engine between its passes: only between them it stops
-            stopping = stopped_when_cancelled if draft is None else not_stopped
-            try:
-                with stopping(runtime, cancel):
-                    completion = run_generation(
-                        runtime,
-                        cache,
-                        request,
-                        prepared,
-                        lambda: cancel_guard(cancel),
-                        turn.lend_to_urgent if draft is not None else None,
-                    )
-                ended = True
-            finally:  # a cancelled call's time counts too
-                self._time.add(kind, prepared.stats, ended)
+            lend = turn.lend_to_urgent if draft is not None else None
+            completion = self._timed_generation(runtime, cache, request, prepared, cancel, lend)
             self._add_totals(completion.stats)
             return completion
+
+    def _timed_generation(
+        self,
+        runtime: R,
+        cache: PrefixCache,
+        request: GenerationRequest,
+        prepared: RequestPrompt,
+        cancel: CancelFlag | None,
+        lend: Callable[[], bool] | None,
+    ) -> Completion:
+        """run_generation, its time counted (a cancelled call's too). A plain
+        continuation stops in its pass when cancelled; a rewrite, which lends the engine
+        between its passes (`lend`), only between them."""
+        kind, stopping = (
+            ("complete", stopped_when_cancelled) if lend is None else ("rewrite", not_stopped)
+        )
+        ended = False
+        try:
+            with stopping(runtime, cancel):
+                completion = run_generation(
+                    runtime, cache, request, prepared, lambda: cancel_guard(cancel), lend
+                )
+            ended = True
+            return completion
+        finally:
+            self._time.add(kind, prepared.stats, ended)
 
     def _finish(
         self, stats: RequestStats, writer: SequenceWriter, reused: int, started: float
