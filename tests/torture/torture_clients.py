@@ -61,11 +61,11 @@ from pathlib import Path
 from typing import Any
 
 from torture_daemon import (
-    CONTROL_TIMEOUT_S,
     Editor,
     percentiles,
     project,
     start,
+    stats,
     status,
     stop,
     wait_ready,
@@ -507,10 +507,7 @@ def side_by_side(alone: Client, clients: list[Client]) -> dict[str, Any]:
 
 def engine_time() -> dict[str, dict[str, float]]:
     """The engine's time so far by kind of call (warm, complete, rewrite)."""
-    from shadowtab.daemon.client import request
-
-    reply = request("stats", timeout=CONTROL_TIMEOUT_S)
-    spent: dict[str, dict[str, float]] = reply["hub"]["engine"]["engine_stats"]["time_by_kind"]
+    spent: dict[str, dict[str, float]] = stats()["hub"]["engine"]["engine_stats"]["time_by_kind"]
     return spent
 
 
@@ -547,7 +544,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         settle([alone, *clients])
         commit(clients[0])
         wrong = check([alone], root, copies) + check(clients, root, files)
-        stats = status()
+        state = status()
         return {
             "clients": args.clients,
             "keystrokes_per_client": args.keystrokes,
@@ -567,8 +564,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 **side_by_side(alone, clients),
                 "max_ratio": args.max_ratio,
             },
-            "daemon_pid_unchanged": stats["pid"] == started["pid"],
-            "worker_restarts": stats["engine"]["worker"]["restarts"],
+            "daemon_pid_unchanged": state["pid"] == started["pid"],
+            "worker_restarts": state["engine"]["worker"]["restarts"],
         }
     finally:
         stop()

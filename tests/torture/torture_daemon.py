@@ -141,9 +141,19 @@ def start(base: Path, engine_kind: str, threads: int = 1, **settings: str) -> di
 
 
 def status() -> dict[str, Any]:
+    return control("status")
+
+
+def stats() -> dict[str, Any]:
+    """The daemon's `stats`: the hub's figures (the engine's time by kind), and the
+    lines holding its memory when it traces allocations."""
+    return control("stats")
+
+
+def control(cmd: str) -> dict[str, Any]:
     from shadowtab.daemon.client import request
 
-    reply: dict[str, Any] = request("status", timeout=CONTROL_TIMEOUT_S)
+    reply: dict[str, Any] = request(cmd, timeout=CONTROL_TIMEOUT_S)
     return reply
 
 

@@ -72,13 +72,13 @@ from torture_clients import (
     warm_up,
 )
 from torture_daemon import (
-    CONTROL_TIMEOUT_S,
     LEAK_CHECKED,
     daemon_thread_kinds,
     leak_slack,
     process_figures,
     project,
     start,
+    stats,
     status,
     stop,
     wait_ready,
@@ -597,10 +597,7 @@ def finish(
 
 def allocations_now() -> dict[str, float]:
     """The daemon's memory held by source line (KB), when it traces allocations."""
-    from shadowtab.daemon.client import request
-
-    reply = request("stats", timeout=CONTROL_TIMEOUT_S)
-    return {site["where"]: site["kb"] for site in reply.get("allocations") or []}
+    return {site["where"]: site["kb"] for site in stats().get("allocations") or []}
 
 
 def grown(allocations: dict[str, dict[str, float]], top: int = 15) -> list[tuple[str, float]]:
