@@ -4,10 +4,12 @@ files, each cut at a random point, the rest of the line taken as ghost text at t
 share cut is the check's false-cut rate. Each is also checked with one of the names it
 writes misspelled (a middle letter changed): the share cut at or before that name is the
 check's recall. Prints one JSON line: both rates, the latency p50/p90 (ms, the check as
-the server runs it: its worker thread, its cache, jedi warm after the first cases) and
-how many ran past the deadline.
+the server runs it: its worker thread, its cache, jedi warm after the first cases), how
+many ran past the deadline, and how many modules parso held parsed at the end (the bound
+`--modules-kept` trims it to; a large number compares with no bound).
 
-    python -m benchmarks.name_check [--cases 50] [--seed 0] [--deadline-ms 150]"""
+    python -m benchmarks.name_check [--cases 50] [--seed 0] [--deadline-ms 150]
+        [--modules-kept 64]"""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.lexing import PYTHON, BlockState
 from shadowtab.lsp.name_check import NameCheck
 from shadowtab.lsp.name_sites import written_names
+from shadowtab.lsp.parsed_modules import MODULES_KEPT, ParsedModules
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("lsp", "inference", "shadow_workspace", "daemon")
@@ -89,8 +92,9 @@ async def kept(names: NameCheck, case: Case, suggestion: str) -> tuple[int, floa
     return (len(checked.edit.new_text) if checked is not None else 0), ms
 
 
-async def run(count: int, seed: int, deadline_ms: float) -> dict[str, object]:
-    names = NameCheck(deadline_ms / 1000)
+async def run(count: int, seed: int, deadline_ms: float, modules_kept: int) -> dict[str, object]:
+    parsed_modules = ParsedModules(modules_kept)
+    names = NameCheck(deadline_ms / 1000, parsed_modules)
     try:
         found = cases(random.Random(seed), count)
         false_cuts = caught = 0
@@ -117,6 +121,8 @@ async def run(count: int, seed: int, deadline_ms: float) -> dict[str, object]:
         "errors": counts["error"],
         "jedi_calls": counts["jedi_calls"],
         "cache_hits": counts["cache_hits"],
+        "parsed_modules_held": parsed_modules.held(),
+        "parsed_modules_dropped": counts["parsed_modules_dropped"],
     }
 
 
@@ -125,8 +131,10 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deadline-ms", type=float, default=150.0)
+    parser.add_argument("--modules-kept", type=int, default=MODULES_KEPT)
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.cases, args.seed, args.deadline_ms))))
+    result = run(args.cases, args.seed, args.deadline_ms, args.modules_kept)
+    print(json.dumps(asyncio.run(result)))
 
 
 if __name__ == "__main__":

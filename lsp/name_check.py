@@ -39,6 +39,7 @@ import jedi
 from shadowtab.inference.next_edit.candidates import Candidate
 from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.lsp.name_sites import Site, written_names
+from shadowtab.lsp.parsed_modules import ParsedModules
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,17 @@ CACHE_ENTRIES = 256
 LATENCY_SAMPLES = 1024
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 # Each candidate checked: kept whole, cut, dropped, or passed unchecked (timeout, error).
-COUNTS = ("checked", "kept", "cut", "dropped", "timeout", "error", "jedi_calls", "cache_hits")
+COUNTS = (
+    "checked",
+    "kept",
+    "cut",
+    "dropped",
+    "timeout",
+    "error",
+    "jedi_calls",
+    "cache_hits",
+    "parsed_modules_dropped",
+)
 
 # The candidates of one request, each checked: itself, a shorter copy, or None (dropped).
 NamesCheck = Callable[[str, Sequence[Candidate]], Awaitable[list[Candidate | None]]]
@@ -148,7 +159,9 @@ class NameCheck:
     """The name check of one daemon: its worker thread, jedi's projects, a cache of the
     names seen at (text, position), and the counters `daemon status` shows."""
 
-    def __init__(self, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+    def __init__(
+        self, deadline_s: float = DEFAULT_DEADLINE_S, parsed_modules: ParsedModules | None = None
+    ) -> None:
         self.deadline_s = deadline_s
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="shadowtab-names")
         self._lock = threading.Lock()
@@ -159,6 +172,7 @@ class NameCheck:
         self._projects: dict[str, jedi.Project] = {}
         self._environment: Any = None
         self._cache: OrderedDict[tuple[str, int, int, int], frozenset[str]] = OrderedDict()
+        self._parsed_modules = parsed_modules if parsed_modules is not None else ParsedModules()
 
     def prepare(
         self, path: str, root: str | Path, text: str, language_id: str
@@ -256,6 +270,8 @@ class NameCheck:
         # Names only: a completion's `type` infers it (seconds over a module's names).
         found = (c.name.rstrip("=") for c in script.complete(line, column))
         names = frozenset(name for name in found if not keyword.iskeyword(name))
+        if dropped := self._parsed_modules.trim():
+            self._count("parsed_modules_dropped", dropped)
         self._cache[key] = names
         while len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
@@ -272,9 +288,9 @@ class NameCheck:
             self._environment = jedi.InterpreterEnvironment()
         return self._environment
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, n: int = 1) -> None:
         with self._lock:
-            self._counts[name] += 1
+            self._counts[name] += n
 
     def counts(self) -> dict[str, Any]:
         """The counters, every one present, and the checks' latency p50 (ms)."""
