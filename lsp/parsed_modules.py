@@ -32,6 +32,7 @@ class ParsedModules:
         self.kept = kept
         self._clock = clock
         self._first_seen: dict[tuple[str, object], float] = {}
+        self.held_after_trim = 0  # read from any thread: parso's cache is not
 
     def trim(self) -> int:
         """Drop the least recently used modules past `kept`; how many were dropped."""
@@ -44,6 +45,7 @@ class ParsedModules:
                 recency[key] = max(item.last_used, seen)
         self._first_seen = {key: self._first_seen[key] for key in recency}
         excess = len(recency) - self.kept
+        self.held_after_trim = min(len(recency), self.kept)
         if excess <= 0:
             return 0
         for grammar, path in sorted(recency, key=recency.__getitem__)[:excess]:

@@ -69,13 +69,19 @@ def names() -> Iterator[NameCheck]:
 
 
 async def shown(
-    names: NameCheck, root: Path, suggestion: str, doc: str = MAIN, kind: Kind = "inline"
+    names: NameCheck,
+    root: Path,
+    suggestion: str,
+    doc: str = MAIN,
+    kind: Kind = "inline",
+    name: str = "main.py",
 ) -> str | None:
-    """What is left of `suggestion` written at the cursor of `doc`: None when dropped."""
+    """What is left of `suggestion` written at the cursor of `doc` (the document `name`
+    of `root`): None when dropped."""
     at = doc.index(CURSOR)
     text = doc.replace(CURSOR, "")
     candidate = Candidate((TextEdit(at, at, suggestion),), 0.7, "model", kind=kind)
-    checked = await names.checked(text, str(root / "main.py"), str(root), candidate)
+    checked = await names.checked(text, str(root / name), str(root), candidate)
     if checked is None:
         return None
     assert checked.confidence == 0.7  # a cut candidate keeps its score

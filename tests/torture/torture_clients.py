@@ -62,6 +62,8 @@ from typing import Any
 
 from torture_daemon import (
     Editor,
+    cpu_reading,
+    engine,
     percentiles,
     project,
     start,
@@ -523,6 +525,12 @@ def spent_between(
     }
 
 
+def cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """CPU seconds each process (and the machine's cores together) spent between two
+    readings: with the engine's seconds, whether its thread computed or waited for a core."""
+    return {name: round(after[name] - before[name], 1) for name in after}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="sttc-", dir="/tmp"))  # short: a socket path
     files = make_files(args.clients, args.shared_files, args.lines)
@@ -536,11 +544,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         alone = connect_alone(started["lsp_socket"], root, clients[0], copy_names)
         # the lone editor first, the others connected and idle: then all eight type
         warm_up([alone, *clients])
-        before = engine_time()
+        pids = {"daemon": started["pid"], "worker": engine()["worker"]["pid"]}
+        before, cpu_before = engine_time(), cpu_reading(pids)
         alone_seconds = type_all([alone])
-        after_alone = engine_time()
+        after_alone, cpu_alone = engine_time(), cpu_reading(pids)
         seconds = type_all(clients)
-        after_eight = engine_time()
+        after_eight, cpu_eight = engine_time(), cpu_reading(pids)
         settle([alone, *clients])
         commit(clients[0])
         wrong = check([alone], root, copies) + check(clients, root, files)
@@ -555,10 +564,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             **{key: wrong[key] for key in ("lines_wrong", "clients_wrong", "buffers_diverged")},
             **figures(clients, seconds),
             "engine_time": spent_between(after_alone, after_eight),
+            "cpu_seconds": cpu_spent(cpu_alone, cpu_eight),
             "alone": {
                 "keystrokes": alone.typed,
                 **figures([alone], alone_seconds),
                 "engine_time": spent_between(before, after_alone),
+                "cpu_seconds": cpu_spent(cpu_before, cpu_alone),
             },
             "ghost_text_after_pause_vs_alone": {
                 **side_by_side(alone, clients),

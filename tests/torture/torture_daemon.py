@@ -225,6 +225,26 @@ def process_figures(pid: int) -> dict[str, float]:
     return {"rss_mb": round(rss_kb(pid) / 1024, 1), "fds": open_files(pid), "threads": threads(pid)}
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` so far, its children that ended included (the linters' runs)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])
+    return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all of this machine's cores spent not idle so far."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_reading(pids: dict[str, int]) -> dict[str, float]:
+    """CPU seconds so far of each named process, this one (`harness`) and the machine."""
+    reading = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    return {**reading, "harness": time.process_time(), "machine": machine_busy_seconds()}
+
+
 def percentiles(values: list[float]) -> dict[str, float | None]:
     """p50 and p99 (nearest rank), in the unit of `values`; None when there are none."""
     if not values:

@@ -590,6 +590,7 @@ def finish(
         "daemon_pid_unchanged": state["pid"] == started["pid"] == soak.processes["daemon"],
         "worker_pid_unchanged": state["engine"]["worker"]["pid"] == soak.processes["worker"],
         "worker_restarts": state["engine"]["worker"]["restarts"],
+        "name_check": state["hub"].get("name_check"),  # parso's modules held among them
         "rows": soak.rows,
         **({"allocations_grown": grown(soak.allocations)} if args.trace_memory else {}),
     }
