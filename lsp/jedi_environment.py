@@ -20,18 +20,23 @@ from pathlib import Path
 
 import jedi
 
+# Installed packages' folders, wherever they sit (a venv's, the base interpreter's seen
+# through --system-site-packages, Debian's dist-packages): never the standard library.
+INSTALLED_FOLDER_NAMES = frozenset({"site-packages", "dist-packages"})
 
-def _under(path: str, folders: set[Path]) -> bool:
+
+def _in_standard_library(path: str, folders: set[Path]) -> bool:
     resolved = Path(path).resolve()
+    if INSTALLED_FOLDER_NAMES.intersection(resolved.parts):
+        return False
     return any(resolved == folder or folder in resolved.parents for folder in folders)
 
 
 def standard_library_path() -> list[str]:
-    """The entries of sys.path inside the standard library, site-packages excepted."""
+    """The entries of sys.path inside the standard library, installed packages excepted."""
     paths = sysconfig.get_paths()
     stdlib = {Path(paths[key]).resolve() for key in ("stdlib", "platstdlib")}
-    installed = {Path(paths[key]).resolve() for key in ("purelib", "platlib")}
-    return [p for p in sys.path if p and _under(p, stdlib) and not _under(p, installed)]
+    return [p for p in sys.path if p and _in_standard_library(p, stdlib)]
 
 
 def search_path() -> list[str]:
