@@ -41,16 +41,10 @@ from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.lsp import jedi_environment
 from shadowtab.lsp.name_sites import Site, written_names
 from shadowtab.lsp.parsed_modules import ParsedModules
-from shadowtab.lsp.thread_stop import StoppableCalls, Stopped
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_DEADLINE_S = 0.15
-# A jedi call still running after this long is stopped (thread_stop.py): the first calls
-# load builtins' stubs (0.6 s on an idle EPYC, more under load); a lookup through a big
-# package's star imports runs for a minute. Its document is then not checked for a while.
-CALL_BUDGET_S = 3.0
-SLOW_DOCUMENT_SKIP_S = 300.0
 # The names seen at one (text, position): a hit is another candidate of the same request
 # or the same text asked again, so a few requests' worth is enough. An entry is a set of
 # a scope's names (~8 KB): a bigger cache is memory the daemon keeps for nothing.
@@ -68,8 +62,6 @@ COUNTS = (
     "jedi_calls",
     "cache_hits",
     "parsed_modules_dropped",
-    "stopped",
-    "skipped_slow",
 )
 
 # The candidates of one request, each checked: itself, a shorter copy, or None (dropped).
@@ -172,13 +164,8 @@ class NameCheck:
         self,
         deadline_s: float = DEFAULT_DEADLINE_S,
         parsed_modules: ParsedModules | None = None,
-        call_budget_s: float = CALL_BUDGET_S,
     ) -> None:
         self.deadline_s = deadline_s
-        self.call_budget_s = call_budget_s
-        self._calls = StoppableCalls()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the one that stops calls
-        self._slow_until: dict[str, float] = {}  # documents not checked until then
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="shadowtab-names")
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -201,8 +188,6 @@ class NameCheck:
         nothing to do (not Python, or the project was prepared already)."""
         if not is_python(path, language_id) or str(root) in self._prepared:
             return None
-        with contextlib.suppress(RuntimeError):  # called outside the loop: not stoppable
-            self._loop = asyncio.get_running_loop()
         self._prepared.add(str(root))
         return self._executor.submit(self._load, text, str(Path(root) / path), str(root))
 
@@ -231,10 +216,6 @@ class NameCheck:
         deadline, or when jedi raises, it passes unchecked."""
         if len(candidate.edits) != 1 or (candidate.path and candidate.path != path):
             return candidate  # several edits, or another file: not checked here
-        if self._slow(path):
-            self._count("skipped_slow")
-            return candidate
-        self._loop = asyncio.get_running_loop()
         cancel = threading.Event()
         started = time.perf_counter()
         job = self._executor.submit(self._verify, text, path, root, candidate, cancel)
@@ -243,8 +224,6 @@ class NameCheck:
         except (TimeoutError, DeadlinePassed):
             cancel.set()
             self._count("timeout")
-            return candidate
-        except Stopped:  # counted where it was stopped
             return candidate
         except Exception as exc:  # jedi's own failures: the suggestion is not at fault
             logger.warning("name check failed (%s: %s); shown unchecked", type(exc).__name__, exc)
@@ -292,44 +271,16 @@ class NameCheck:
         )
         self._count("jedi_calls")
         try:
-            names = self._completed_names(script, line, column)
-        except Stopped:
-            self._count("stopped")
-            with self._lock:
-                self._slow_until[path] = time.monotonic() + SLOW_DOCUMENT_SKIP_S
-            logger.info("name check: jedi ran past %.1f s in %s", self.call_budget_s, path)
-            raise
+            # Names only: a completion's `type` infers it (seconds over a module's names).
+            found = [c.name.rstrip("=") for c in script.complete(line, column)]
         finally:
             if dropped := self._parsed_modules.trim():
                 self._count("parsed_modules_dropped", dropped)
+        names = frozenset(name for name in found if not keyword.iskeyword(name))
         self._cache[key] = names
         while len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
         return names
-
-    def _completed_names(self, script: jedi.Script, line: int, column: int) -> frozenset[str]:
-        """jedi's completions' names, stopped past the call budget (Stopped)."""
-        call = self._calls.new_id()
-        self._stop_later(call)
-        with self._calls.running(call):
-            # Names only: a completion's `type` infers it (seconds over a module's names).
-            found = [c.name.rstrip("=") for c in script.complete(line, column)]
-        return frozenset(name for name in found if not keyword.iskeyword(name))
-
-    def _stop_later(self, call: int) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-        with contextlib.suppress(RuntimeError):  # the loop closed: the daemon is stopping
-            loop.call_soon_threadsafe(loop.call_later, self.call_budget_s, self._calls.stop, call)
-
-    def _slow(self, path: str) -> bool:
-        with self._lock:
-            until = self._slow_until.get(path)
-            if until is not None and until <= time.monotonic():
-                del self._slow_until[path]
-                until = None
-        return until is not None
 
     def _project(self, root: str) -> jedi.Project:
         if (project := self._projects.get(root)) is None:
