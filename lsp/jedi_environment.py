@@ -3,14 +3,13 @@
 jedi reads Python modules as source (parso), but a compiled extension it can only know by
 importing it, in the process of its environment. In-process (the name check's choice:
 jedi's default environment answers every question through a subprocess), that import
-runs in the daemon: a suggestion written after `from_pretrained(` in a project that uses
-torch had jedi import torch into the daemon (+700 MB RSS, 30 s in the name check's
-thread), and an import runs the package's own code. jedi imports extensions only from
-its environment's sys.path (`Project(load_unsafe_extensions=False)`, its default), so
-the environment here lists the standard library's folders only: `math` or `_socket` are
-still known, site-packages' extensions are not (their names pass unchecked: unknown is
-not wrong). The project keeps the whole search path, so Python sources and stubs there
-are still read as before."""
+runs in the daemon: `packer.` after `import msgpack._cmsgpack as packer` imported it
+there, and an extension's import runs its package's own code and keeps its memory for
+good. jedi imports extensions only from its environment's sys.path
+(`Project(load_unsafe_extensions=False)`, its default), so the environment here lists the
+standard library's folders only: `math` or `_socket` are still known, site-packages'
+extensions are not (their names pass unchecked: unknown is not wrong). The project keeps
+the whole search path, so Python sources and stubs there are still read as before."""
 
 from __future__ import annotations
 
