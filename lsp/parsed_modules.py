@@ -13,7 +13,6 @@ ago from a file written last year looks a year old), so recency here is the late
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from parso import cache
 
@@ -26,17 +25,16 @@ class ParsedModules:
     """Trims parso's parse cache to the `kept` modules used most recently. Call `trim`
     from the thread that runs jedi (parso's cache is not locked)."""
 
-    def __init__(self, kept: int = MODULES_KEPT, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, kept: int = MODULES_KEPT) -> None:
         if kept < 1:
             raise ValueError(f"kept must be at least 1, not {kept}")
         self.kept = kept
-        self._clock = clock
         self._first_seen: dict[tuple[str, object], float] = {}
         self.held_after_trim = 0  # read from any thread: parso's cache is not
 
     def trim(self) -> int:
         """Drop the least recently used modules past `kept`; how many were dropped."""
-        now = self._clock()
+        now = time.time()  # parso's clock
         recency: dict[tuple[str, object], float] = {}
         for grammar, modules in cache.parser_cache.items():
             for path, item in modules.items():

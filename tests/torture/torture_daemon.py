@@ -232,17 +232,14 @@ def cpu_seconds(pid: int) -> float:
     return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
 
 
-def machine_busy_seconds() -> float:
-    """CPU seconds all of this machine's cores spent not idle so far."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + values[4]  # idle, iowait
-    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
 def cpu_reading(pids: dict[str, int]) -> dict[str, float]:
     """CPU seconds so far of each named process, this one (`harness`) and the machine."""
+    from shadowtab.inference.engines.local.cpu_load import read_times
+
     reading = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    return {**reading, "harness": time.process_time(), "machine": machine_busy_seconds()}
+    machine = read_times(nice_weight=1.0)  # every process's time, niced ones included
+    busy = machine.busy_all if machine is not None else float("nan")
+    return {**reading, "harness": time.process_time(), "machine": busy}
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
