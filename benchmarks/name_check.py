@@ -4,9 +4,10 @@ files, each cut at a random point, the rest of the line taken as ghost text at t
 share cut is the check's false-cut rate. Each is also checked with one of the names it
 writes misspelled (a middle letter changed): the share cut at or before that name is the
 check's recall. Prints one JSON line: both rates, the latency p50/p90 (ms, the check as
-the server runs it: its worker thread, its cache, jedi warm after the first cases), how
-many ran past the deadline, and how many modules parso held parsed at the end (the bound
-`--modules-kept` trims it to; a large number compares with no bound).
+the server runs it: its thread, jedi's process and its cache, jedi warm after the first
+cases), how many ran past the deadline, and how many modules parso held parsed in jedi's
+process at the end (the bound `--modules-kept` trims it to; a large number compares with
+no bound) and that process's memory.
 
     python -m benchmarks.name_check [--cases 50] [--seed 0] [--deadline-ms 150]
         [--modules-kept 64]"""
@@ -27,7 +28,7 @@ from shadowtab.inference.next_edit.edits import TextEdit
 from shadowtab.inference.next_edit.lexing import PYTHON, BlockState
 from shadowtab.lsp.name_check import NameCheck
 from shadowtab.lsp.name_sites import written_names
-from shadowtab.lsp.parsed_modules import MODULES_KEPT, ParsedModules
+from shadowtab.lsp.parsed_modules import MODULES_KEPT
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("lsp", "inference", "shadow_workspace", "daemon")
@@ -93,8 +94,7 @@ async def kept(names: NameCheck, case: Case, suggestion: str) -> tuple[int, floa
 
 
 async def run(count: int, seed: int, deadline_ms: float, modules_kept: int) -> dict[str, object]:
-    parsed_modules = ParsedModules(modules_kept)
-    names = NameCheck(deadline_ms / 1000, parsed_modules)
+    names = NameCheck(deadline_ms / 1000, modules_kept)
     try:
         found = cases(random.Random(seed), count)
         false_cuts = caught = 0
@@ -121,8 +121,10 @@ async def run(count: int, seed: int, deadline_ms: float, modules_kept: int) -> d
         "errors": counts["error"],
         "jedi_calls": counts["jedi_calls"],
         "cache_hits": counts["cache_hits"],
-        "parsed_modules_held": parsed_modules.held(),
+        "stopped": counts["stopped"],
+        "parsed_modules_held": counts["parsed_modules_held"],
         "parsed_modules_dropped": counts["parsed_modules_dropped"],
+        "jedi_process_rss_mb": counts["process_rss_mb"],
     }
 
 

@@ -1,15 +1,16 @@
-"""jedi in the daemon's own process, without importing what it inspects.
+"""jedi in the name check's process (jedi_names.py), without importing what it inspects.
 
 jedi reads Python modules as source (parso), but a compiled extension it can only know by
 importing it, in the process of its environment. In-process (the name check's choice:
-jedi's default environment answers every question through a subprocess), that import
-runs in the daemon: `packer.` after `import msgpack._cmsgpack as packer` imported it
-there, and an extension's import runs its package's own code and keeps its memory for
-good. jedi imports extensions only from its environment's sys.path
-(`Project(load_unsafe_extensions=False)`, its default), so the environment here lists the
-standard library's folders only: `math` or `_socket` are still known, site-packages'
-extensions are not (their names pass unchecked: unknown is not wrong). The project keeps
-the whole search path, so Python sources and stubs there are still read as before."""
+jedi's default environment answers every question through a subprocess of its own), that
+import runs in the name check's process: `packer.` after `import msgpack._cmsgpack as
+packer` imported it there, and an extension's import runs its package's own code (torch's
+`_C` takes seconds and hundreds of megabytes). jedi imports extensions only from its
+environment's sys.path (`Project(load_unsafe_extensions=False)`, its default), so the
+environment here lists the standard library's folders only: `math` or `_socket` are
+still known, site-packages' extensions are not (their names pass unchecked: unknown is
+not wrong). The project keeps the whole search path, so Python sources and stubs there
+are still read as before."""
 
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ def search_path() -> list[str]:
 
 
 class StandardLibraryExtensions(jedi.InterpreterEnvironment):
-    """The daemon's interpreter, whose sys.path (for jedi: where it may import compiled
-    modules from) is the standard library's."""
+    """This interpreter, whose sys.path (for jedi: where it may import compiled modules
+    from) is the standard library's."""
 
     def get_sys_path(self) -> list[str]:
         return standard_library_path()

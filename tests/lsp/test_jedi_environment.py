@@ -1,6 +1,7 @@
-"""jedi in the daemon's process (lsp/jedi_environment.py): the name check reads the
-standard library's compiled modules but imports no compiled module from site-packages
-(msgpack's, a dependency of the daemon, stands for torch's), in a fresh interpreter."""
+"""jedi's environment in the name check's process (lsp/jedi_environment.py): it reads
+the standard library's compiled modules but imports no compiled module from
+site-packages (msgpack's, a dependency of the daemon, stands for torch's), in a fresh
+interpreter as the jedi process is."""
 
 from __future__ import annotations
 
@@ -12,36 +13,26 @@ from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
-    import asyncio, json, sys
-    from pathlib import Path
-    from shadowtab.inference.next_edit.candidates import Candidate
-    from shadowtab.inference.next_edit.edits import TextEdit
-    from shadowtab.lsp.name_check import NameCheck
+    import json, math, sys
+    from shadowtab.lsp.jedi_names import JediNames
 
-    root = Path(sys.argv[1])
+    root = sys.argv[1]
     doc = "import math\\nimport msgpack._cmsgpack as packer\\n\\n\\ndef run(x):\\n    return "
 
-    async def shown(check, suggestion):
-        edit = TextEdit(len(doc), len(doc), suggestion)
-        candidate = Candidate((edit,), 0.5, "model", kind="inline")
-        checked = await check.checked(doc, str(root / "main.py"), str(root), candidate)
-        return checked.edit.new_text if checked else None
+    names = JediNames()
 
-    async def main():
-        check = NameCheck(deadline_s=60)
-        try:
-            loaded = "msgpack._cmsgpack" in sys.modules
-            results = [await shown(check, s) for s in ("math.sqrtx(x)", "packer.Packerz(x)")]
-            print(json.dumps([loaded, "msgpack._cmsgpack" in sys.modules, *results]))
-        finally:
-            check.close()
+    def shown(suggestion):
+        edit = (len(doc), len(doc), suggestion)
+        return suggestion[: names.kept(doc, root + "/main.py", root, edit, math.inf)]
 
-    asyncio.run(main())
+    loaded = "msgpack._cmsgpack" in sys.modules
+    results = [shown(s) for s in ("math.sqrtx(x)", "packer.Packerz(x)")]
+    print(json.dumps([loaded, "msgpack._cmsgpack" in sys.modules, *results]))
     """
 )
 
 
-def test_the_name_check_imports_no_compiled_module_from_site_packages(tmp_path: Path) -> None:
+def test_the_jedi_process_imports_no_compiled_module_from_site_packages(tmp_path: Path) -> None:
     (tmp_path / "main.py").write_text("")
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(tmp_path)],

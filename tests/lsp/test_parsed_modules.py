@@ -79,20 +79,16 @@ def test_a_bound_keeps_at_least_one_module() -> None:
 
 async def test_the_name_check_keeps_jedis_parsed_modules_within_its_bound(
     project: Path,  # noqa: F811 (the fixture)
-    empty_parse_cache: Path,
 ) -> None:
     """jedi parses the document, builtins' stubs and the modules it imports: more than
-    the bound holds, so it trims after each call, and the check still answers as before
-    (the trimmed stubs read back from parso's disk cache)."""
-    bound = ParsedModules(kept=4)
-    check = NameCheck(deadline_s=30.0, parsed_modules=bound)
+    the bound holds, so its process trims after each call, and the check still answers
+    as before (the trimmed stubs read back from parso's disk cache)."""
+    check = NameCheck(deadline_s=30.0, modules_kept=4)
     try:
         for _ in range(2):
             assert await shown(check, project, "return self.cuont") == "return self."
             assert await shown(check, project, "return os.path.jion") == "return os.path."
-            assert bound.held() <= 4
-        counts = check.counts()
-        assert counts["parsed_modules_dropped"] > 0
-        assert counts["parsed_modules_held"] == 4
+            assert check.counts()["parsed_modules_held"] == 4
+        assert check.counts()["parsed_modules_dropped"] > 0
     finally:
         check.close()
