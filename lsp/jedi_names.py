@@ -36,8 +36,6 @@ from shadowtab.lsp import jedi_environment
 from shadowtab.lsp.name_resolution import kept_length
 from shadowtab.lsp.parsed_modules import MODULES_KEPT, ParsedModules
 
-logger = logging.getLogger(__name__)
-
 # The names seen at one (text, position): a hit is another candidate of the same request
 # or the same text asked again, so a few requests' worth is enough. An entry is a set of
 # a scope's names (~8 KB).

@@ -53,7 +53,8 @@ PROCESS_RSS_LIMIT_MB = 600.0
 LATENCY_SAMPLES = 1024
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 # Each candidate checked: kept whole, cut, dropped, or passed unchecked (timeout, error,
-# stopped, skipped_slow); then what the jedi process did.
+# stopped, skipped_slow); then what the jedi process did (counts() adds the processes
+# started).
 COUNTS = (
     "checked",
     "kept",
@@ -66,7 +67,6 @@ COUNTS = (
     "jedi_calls",
     "cache_hits",
     "parsed_modules_dropped",
-    "processes_started",
 )
 
 # The candidates of one request, each checked: itself, a shorter copy, or None (dropped).
@@ -193,14 +193,11 @@ class NameCheck:
         """The process's `keep` (None: its deadline passed first). Unchecked past the
         budget (the process killed, the document skipped for a while);
         JediProcessFailed or RuntimeError for its failures."""
-        started = self._process.started
         try:
             reply = self._process.ask(request, budget_s)
         except Stopped:
             self._stopped(path, budget_s)
             raise Unchecked from None
-        finally:
-            self._count("processes_started", self._process.started - started)
         for name, n in dict(reply.get("counts") or {}).items():
             self._count(name, int(n))
         self._held, self._rss_mb = int(reply.get("held") or 0), float(reply.get("rss_mb") or 0)
@@ -240,6 +237,7 @@ class NameCheck:
             table: dict[str, Any] = {name: self._counts[name] for name in COUNTS}
             times = list(self._latency_ms)
         table["p50_ms"] = round(statistics.median(times), 1) if times else None
+        table["processes_started"] = self._process.started
         table["parsed_modules_held"] = self._held
         table["process_rss_mb"] = round(self._rss_mb, 1)
         return table
