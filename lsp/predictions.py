@@ -5,7 +5,8 @@ Warming runs in its own thread (warming.py), at low priority inside the engine (
 request interrupts its pass in flight), and is not cancelled by keystrokes: what it
 prefilled for the last keystroke's prompt is the prefix of the next one's (the formats
 put the part that changes while typing last), so it carries on until a newer warm of
-the same document takes over where it stopped."""
+the same document takes over where it stopped. The cursor's arrival at a new place
+starts a full warm at once, and the first keys there queue behind it."""
 
 from __future__ import annotations
 
@@ -206,7 +207,10 @@ class PredictionService:
         if self._engine.predictor is None:
             return
         self._cursor_hints[uri] = CursorHint(time.time(), line, character)
-        self._warming.trigger(uri, session)
+        # at once: the editor sends the hint once the cursor has rested, and the first
+        # keys there (each resetting the pause's debounce) must not hold this warm back
+        self._warming.cancel(uri)
+        self._submit_warm(uri, session, follow=False)
 
     def forget(self, uri: str) -> None:
         """`uri` was closed: its cursor hint goes."""
@@ -227,7 +231,7 @@ class PredictionService:
             return
         warm = predictor.follow if follow else predictor.warm
         # The request's text is joined in the warm thread: not on the event loop.
-        self.warms.submit(uri, lambda cancel: warm(make_request(), cancel))
+        self.warms.submit(uri, lambda cancel: warm(make_request(), cancel), follow=follow)
 
     def _warm_request(self, session: Peer, uri: str) -> Callable[[], PredictionRequest] | None:
         document = session.sync.document(uri)

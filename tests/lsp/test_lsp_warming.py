@@ -62,3 +62,60 @@ async def test_a_failing_warm_does_not_stop_the_next() -> None:
         assert recorder.ran == ["after"]
     finally:
         runner.close()
+
+
+async def test_keystrokes_follows_wait_behind_a_full_warm_without_stopping_it() -> None:
+    """The cursor came to rest at a new place (a full warm: hundreds of prompt tokens)
+    and the first keys there arrive while it runs: it goes on, the newest follow after it."""
+    runner = WarmRunner(lambda exc: False)
+    recorder = Recorder()
+    try:
+        runner.submit("a.py", recorder.warm("place", hold=True))
+        await eventually(lambda: recorder.ran)
+        for number in range(5):
+            runner.submit("a.py", recorder.warm(f"key{number}"), follow=True)
+        assert runner.waiting() == 1
+        assert not recorder.cancels[0].is_set()
+        recorder.release.set()
+        await eventually(lambda: len(recorder.ran) == 2 or None)
+        time.sleep(0.1)
+        assert recorder.ran == ["place", "key4"]
+    finally:
+        recorder.release.set()
+        runner.close()
+
+
+async def test_a_newer_full_warm_stops_the_running_one_and_the_follows_behind_it() -> None:
+    runner = WarmRunner(lambda exc: False)
+    recorder = Recorder()
+    try:
+        runner.submit("b.py", recorder.warm("other", hold=True))  # holds the thread
+        await eventually(lambda: recorder.ran)
+        runner.submit("a.py", recorder.warm("place"))
+        runner.submit("a.py", recorder.warm("key"), follow=True)
+        assert runner.waiting() == 2  # a follow queues behind a full warm that waits
+        runner.submit("a.py", recorder.warm("pause"))  # typing paused: a newer full warm
+        assert runner.waiting() == 1
+        recorder.release.set()
+        await eventually(lambda: len(recorder.ran) == 2 or None)
+        time.sleep(0.1)
+        assert recorder.ran == ["other", "pause"]
+    finally:
+        recorder.release.set()
+        runner.close()
+
+
+async def test_a_follow_stops_a_running_follow() -> None:
+    runner = WarmRunner(lambda exc: False)
+    recorder = Recorder()
+    try:
+        runner.submit("a.py", recorder.warm("key0", hold=True), follow=True)
+        await eventually(lambda: recorder.ran)
+        runner.submit("a.py", recorder.warm("key1"), follow=True)
+        assert recorder.cancels[0].is_set()
+        recorder.release.set()
+        await eventually(lambda: len(recorder.ran) == 2 or None)
+        assert recorder.ran == ["key0", "key1"]
+    finally:
+        recorder.release.set()
+        runner.close()
