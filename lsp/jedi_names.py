@@ -92,8 +92,8 @@ class JediNames:
             return kept_length(rest, start, new_text, visible)
 
     def load(self, text: str, path: str, root: str) -> None:
-        """What jedi needs for a project's first document (builtins' stubs, the modules
-        it imports): a second or two, better spent before the first check."""
+        """What jedi needs for a newly opened document (the document parsed, the
+        modules it imports): up to a second or two, better spent before its first check."""
         with collector_paused():
             self.visible(text, len(text), path, root)
 

@@ -26,7 +26,7 @@ import logging
 import statistics
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -44,8 +44,10 @@ DEFAULT_DEADLINE_S = 0.15
 # A check still running this long after its request has its process killed: a lookup
 # through a big package's star imports runs a minute and takes a gigabyte.
 CALL_BUDGET_S = 3.0
-# Preparing a project's first document reads the modules it imports: it gets longer.
+# Preparing a document reads the modules it imports (a project's first, builtins' stubs
+# too): it gets longer.
 LOAD_BUDGET_S = 10.0
+PREPARED_REMEMBERED = 1024  # documents not prepared again when opened again
 SLOW_DOCUMENT_SKIP_S = 300.0  # a document whose check was stopped is not checked meanwhile
 # The jedi process is replaced between requests once it holds more: parso's and jedi's
 # caches are bounded, but what a lookup inferred stays with its module.
@@ -99,7 +101,7 @@ class NameCheck:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_SAMPLES)
-        self._prepared: set[str] = set()  # roots whose first document was prepared
+        self._prepared: OrderedDict[str, None] = OrderedDict()  # documents, newest last
         # The thread's own: the process and its last reported state.
         self._process = JediProcess(modules_kept)
         self._slow_until: dict[str, float] = {}  # documents not checked until then
@@ -109,14 +111,21 @@ class NameCheck:
     def prepare(
         self, path: str, root: str | Path, text: str, language_id: str
     ) -> Future[None] | None:
-        """Load what jedi needs for a project's first Python document (builtins' stubs,
-        the modules the document imports) now, not at the first check: that load takes
-        a second or two, past any check's deadline. The load's future; None when there
-        is nothing to do (not Python, or the project was prepared already)."""
-        if not is_python(path, language_id) or str(root) in self._prepared:
+        """Load what jedi needs for a newly opened Python document (the document parsed,
+        the modules it imports; builtins' stubs at a project's first) now, not at its
+        first check: that load takes from a tenth of a second to a second or two, past
+        the check's deadline. The load's future; None when there is nothing to do (not
+        Python, or the document was prepared already)."""
+        absolute = str(Path(root) / path)
+        if not is_python(path, language_id):
             return None
-        self._prepared.add(str(root))
-        return self._executor.submit(self._load, text, str(Path(root) / path), str(root))
+        if absolute in self._prepared:
+            self._prepared.move_to_end(absolute)
+            return None
+        self._prepared[absolute] = None
+        while len(self._prepared) > PREPARED_REMEMBERED:
+            self._prepared.popitem(last=False)
+        return self._executor.submit(self._load, text, absolute, str(root))
 
     def _load(self, text: str, path: str, root: str) -> None:
         request = {"op": "load", "text": text, "path": path, "root": root}

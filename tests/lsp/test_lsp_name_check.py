@@ -179,11 +179,13 @@ async def test_past_the_deadline_a_suggestion_passes_unchecked(project: Path) ->
         check.close()
 
 
-async def test_a_projects_first_document_prepares_jedi_before_the_first_check(
+async def test_each_opened_document_prepares_jedi_before_its_first_check(
     project: Path,
 ) -> None:
     """jedi's first call loads builtins' stubs (0.6 s on an idle EPYC, more under load,
-    past the 150 ms deadline): done at didOpen, the first check finds them loaded."""
+    past the 150 ms deadline), and a document's first reads the modules it imports:
+    done at didOpen, the first check finds them loaded; a document opened again is not
+    prepared again."""
     check = NameCheck(deadline_s=1.0)
     try:
         text = MAIN.replace(CURSOR, "")
@@ -191,8 +193,12 @@ async def test_a_projects_first_document_prepares_jedi_before_the_first_check(
         loading = check.prepare("main.py", project, text, "python")
         assert loading is not None
         await asyncio.wrap_future(loading)
-        assert check.prepare("pkg/helpers.py", project, HELPERS, "python") is None  # once
+        assert check.prepare("main.py", project, text, "python") is None  # once
         assert check.counts()["jedi_calls"] == 1
+        helpers = check.prepare("pkg/helpers.py", project, HELPERS, "python")
+        assert helpers is not None  # another document of the project
+        await asyncio.wrap_future(helpers)
+        assert check.counts()["jedi_calls"] == 2
         assert await shown(check, project, "return self.cuont") == "return self."
         counts = check.counts()
         assert (counts["timeout"], counts["cut"]) == (0, 1), counts
