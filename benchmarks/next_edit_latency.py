@@ -62,7 +62,6 @@ QUICK_CASES = 2
 # 1.35 s to prepare mentally; the clients send the notification 150 ms after the cursor
 # rests. 0.5 s is the short end of that.
 CURSOR_LEAD_MS = 500.0
-# issue 27's, on 2 cores: ghost text on the AVX2 machine; the next edit by the CPU's kind
 # issue 43's targets, stated for a 2-core AVX-512 EPYC: ghost text asked alone, a next
 # edit at the last keystroke, a next edit at a new place (--new-place)
 TARGETS_MS = {

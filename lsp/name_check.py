@@ -116,9 +116,9 @@ class NameCheck:
         first check: that load takes from a tenth of a second to a second or two, past
         the check's deadline. The load's future; None when there is nothing to do (not
         Python, or the document was prepared already)."""
-        absolute = str(Path(root) / path)
         if not is_python(path, language_id):
             return None
+        absolute = str(Path(root) / path)
         if absolute in self._prepared:
             self._prepared.move_to_end(absolute)
             return None
