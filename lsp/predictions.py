@@ -14,7 +14,7 @@ import asyncio
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -24,10 +24,9 @@ from shadowtab.inference.engines.api import CancelEvent
 from shadowtab.inference.next_edit.events import Edit
 from shadowtab.inference.next_edit.predictor import PredictionRequest
 from shadowtab.lsp.debounce import Debouncer
-from shadowtab.lsp.held_lines import HeldAbove
 from shadowtab.lsp.project_context import StableContext
 from shadowtab.lsp.warming import WarmRunner
-from shadowtab.shadow_workspace import EditEvent, Position
+from shadowtab.shadow_workspace import Position
 
 if TYPE_CHECKING:
     from shadowtab.lsp.engine_host import EngineHost
@@ -72,7 +71,6 @@ class PredictionService:
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
         self._cursor_hints: dict[str, CursorHint] = {}  # by document, the newest
-        self._held = HeldAbove()  # each session's lines above its cursor, for prompts
         self.warms = WarmRunner(_is_warm_cancellation)
         # Engine calls are serialized inside the engine; two workers let a cheap call
         # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
@@ -175,7 +173,6 @@ class PredictionService:
         cursor = document.offset_at(Position(line, character))
         events = [Edit(path, e.time, e.offset, e.old_text, e.new_text) for e in history]
         text = document.snapshot()
-        held = self._held.lines((session.id, uri), document, line)  # taken with the text
         asked_at = time.time()  # the events' clock: a pause since the last edit is seen
         index = workspace.index
 
@@ -190,7 +187,6 @@ class PredictionService:
                 max_candidates=max_candidates,
                 asked_at=asked_at,
                 context=self.context.snippets(index, path, joined, cursor),
-                held_above=held,
             )
 
         return make
@@ -219,16 +215,6 @@ class PredictionService:
     def forget(self, uri: str) -> None:
         """`uri` was closed: its cursor hint goes."""
         self._cursor_hints.pop(uri, None)
-
-    def note_own_edit(self, session: Peer, uri: str, events: Sequence[EditEvent]) -> None:
-        """`session`'s editor changed `uri` (not an echo of another's change): its held
-        lines follow."""
-        if (document := session.sync.document(uri)) is not None:
-            self._held.own_edit((session.id, uri), events, document)
-
-    def closed_by(self, session: Peer, uri: str) -> None:
-        """`session` closed `uri`: its held lines go."""
-        self._held.forget((session.id, uri))
 
     def _start_warm(self, uri: str, session: Peer) -> None:
         self._submit_warm(uri, session, follow=False)

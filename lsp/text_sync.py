@@ -138,7 +138,6 @@ class TextSync:
             self._forget(uri)
             return
         self._forward(uri, document, events)
-        self._predictions.note_own_edit(self.peer, uri, events)
         self._text_sync_ms.append((time.perf_counter() - started) * 1000)
         self._lints.schedule(uri)
         self._predictions.schedule_warm(self.peer, uri)
@@ -184,7 +183,6 @@ class TextSync:
         if workspace is None:
             return
         self._echoes.pop(uri, None)
-        self._predictions.closed_by(self.peer, uri)
         try:
             workspace.close_document(uri, editor=self.peer.id)
             document = workspace.document(uri)

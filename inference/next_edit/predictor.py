@@ -36,7 +36,7 @@ from .propagation.propagation_source import PropagationSource
 from .reversal import undoes_user
 from .rewrite.model_source import ModelSource
 from .settings import NextEditOptions
-from .situation import HeldLines, Situation, Snippet
+from .situation import Situation, Snippet
 from .token_confidence import DEFAULT_TOKEN_THRESHOLD
 
 __all__ = [
@@ -64,8 +64,6 @@ class PredictionRequest:
     invoked: bool = False
     # The project's code for the prompt (the language server chooses it from its index)
     context: Sequence[Snippet] = ()
-    # The lines above the cursor as this editor's prompts last showed them (None: live)
-    held_above: HeldLines | None = None
 
 
 class Predictor(Protocol):
@@ -102,13 +100,7 @@ def query_of(request: PredictionRequest) -> Query:
     cursor = min(max(request.cursor, 0), len(request.text))
     context = edit_context(request.events, request.path, request.text, cursor, request.open_texts)
     situation = Situation(
-        request.path,
-        request.text,
-        cursor,
-        context.in_progress,
-        context.past,
-        request.context,
-        request.held_above,
+        request.path, request.text, cursor, context.in_progress, context.past, request.context
     )
     return Query(
         situation, request.max_candidates, request.events, request.open_texts, request.asked_at

@@ -36,17 +36,6 @@ class Snippet:
 
 
 @dataclass(frozen=True)
-class HeldLines:
-    """Lines of the file from `first_line` on (each with its ending) as this editor's
-    prompts last showed them; the prompt's context above the region takes its lines
-    from here, so that other editors' typing there does not change it at each of their
-    keystrokes (the language server retakes them: lsp/held_lines.py)."""
-
-    first_line: int
-    lines: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Situation:
     """What the predictor knows when it asks: the file now, the cursor, the edits, and
     the project's code chosen for it (`context`, least similar first)."""
@@ -57,7 +46,6 @@ class Situation:
     in_progress: EditInProgress | None = None
     past_edits: Sequence[PastEdit] = ()  # oldest first
     context: Sequence[Snippet] = ()
-    held_above: HeldLines | None = None
 
 
 @dataclass(frozen=True)

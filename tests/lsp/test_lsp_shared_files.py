@@ -9,11 +9,10 @@ and so did every editor that opened the file and went away."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any
 
 from hub_socket import HubClient, hub_on_socket
-from shadowtab.inference.next_edit.predictor import FixedPredictor, PredictionRequest
+from shadowtab.inference.next_edit.predictor import FixedPredictor
 
 CONTENT_MODIFIED = -32801
 TEXT = "x = 1\n"
@@ -29,8 +28,8 @@ def did_change(client: HubClient, uri: str, version: int, content: dict[str, Any
     client.notify("textDocument/didChange", {"textDocument": document, "contentChanges": [content]})
 
 
-def ask_ghost_text(client: HubClient, uri: str, character: int, line: int = 0) -> int:
-    position = {"line": line, "character": character}
+def ask_ghost_text(client: HubClient, uri: str, character: int) -> int:
+    position = {"line": 0, "character": character}
     params = {"textDocument": {"uri": uri}, "position": position, "context": {"triggerKind": 2}}
     return client.request("textDocument/inlineCompletion", params)
 
@@ -89,42 +88,3 @@ async def test_another_editor_closing_the_file_keeps_the_typists_ghost_text() ->
             await other.close()  # gone without shutdown, as a killed editor
             reply = await typist.response(pending)
             assert [item["insertText"] for item in reply.get("result", [])] == ["z"], leaves
-
-
-@dataclass
-class Recording(FixedPredictor):
-    """A FixedPredictor that keeps the ghost text requests it was asked."""
-
-    requests: list[PredictionRequest] = field(default_factory=list)
-
-    def inline(self, request: PredictionRequest, cancel: Any = None) -> list[Any]:
-        self.requests.append(request)
-        return super().inline(request, cancel)
-
-
-async def test_the_other_editors_typing_above_the_cursor_waits_in_the_typists_prompt() -> None:
-    """The typist's requests hold the lines above its cursor as it first saw them (the
-    other's keystroke there does not change its prompt's head, lsp/held_lines.py); its
-    own edits there show at once; the text is the shadow's, the other's edit included."""
-    text = "".join(f"x{i} = {i}\n" for i in range(40))
-    predictor = Recording(inline_texts=["z"])
-    async with hub_on_socket(predictor) as setup:
-        (setup.root / "a.py").write_text(text)
-        uri = (setup.root / "a.py").as_uri()
-        typist, other = await setup.client(), await setup.client()
-        for client in (typist, other):
-            client.open(uri, text)
-            await client.command("shadowtab.lock.status")  # the open is handled
-        await typist.response(ask_ghost_text(typist, uri, 7, line=30))
-        did_change(other, uri, 2, change(5, 6, "5"))  # x5 = 55, above the typist's cursor
-        await echo_the_push(typist, uri, 2)
-        await typist.response(ask_ghost_text(typist, uri, 7, line=30))
-        did_change(typist, uri, 3, change(20, 7, "0"))  # x20 = 200, the typist's own
-        await other.command("shadowtab.lock.status")
-        await typist.response(ask_ghost_text(typist, uri, 7, line=30))
-    first, after_other, after_own = predictor.requests
-    assert first.held_above is not None and "x5 = 5\n" in first.held_above.lines
-    assert "x5 = 55\n" in after_other.text  # the shadow holds the other's keystroke
-    assert after_other.held_above == first.held_above  # the typist's prompt head does not
-    assert after_own.held_above is not None and "x20 = 200\n" in after_own.held_above.lines
-    assert "x5 = 5\n" in after_own.held_above.lines

@@ -156,27 +156,14 @@ def render_snippets(snippets: Sequence[Snippet]) -> str:
 def _head(situation: Situation, starts: list[int], first: int) -> tuple[str, int]:
     """The prompt's first section (the project's snippets, the file marker, the context
     above the region) and where the region starts."""
-    region_line = max(0, first - REGION_LINES_ABOVE)
-    context_line = max(0, region_line - CONTEXT_LINES_ABOVE)
+    region_start = starts[max(0, first - REGION_LINES_ABOVE)]
+    context_start = starts[max(0, first - REGION_LINES_ABOVE - CONTEXT_LINES_ABOVE)]
     head = (
         render_snippets(situation.context)
         + f"{FILE}{escape(situation.path)}\n"
-        + escape(_context_above(situation, starts, context_line, region_line))
+        + escape(situation.text[context_start:region_start])
     )
-    return head, starts[region_line]
-
-
-def _context_above(situation: Situation, starts: list[int], first: int, end: int) -> str:
-    """Lines first..end-1 of the text, those the editor's held lines hold taken from
-    there (situation.HeldLines: others' typing there changes the prompt only when they
-    are retaken)."""
-    text, held = situation.text, situation.held_above
-    if held is None:
-        return text[starts[first] : starts[end]]
-    low = min(max(first, held.first_line), end)
-    high = max(min(end, held.first_line + len(held.lines)), low)
-    kept = "".join(held.lines[low - held.first_line : high - held.first_line])
-    return text[starts[first] : starts[low]] + kept + text[starts[high] : starts[end]]
+    return head, region_start
 
 
 def continuation_prompt(situation: Situation) -> str | None:
