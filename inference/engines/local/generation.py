@@ -78,7 +78,7 @@ def request_prompt(
     """`vocabulary`: the runtime's, for a request that heals."""
     started = time.perf_counter()
     stats = RequestStats()
-    tokens = prompt_tokens(runtime, request.prompt, _reserve(request), stats)
+    tokens = prompt_tokens(runtime, request.prompt, reserve_of(request), stats)
     healed = HealedPrompt(tokens)
     if request.heal and request.draft is None and vocabulary is not None:
         healed = heal(tokens, vocabulary)
@@ -86,7 +86,7 @@ def request_prompt(
     return RequestPrompt(healed, stats, time.perf_counter() - started)
 
 
-def _reserve(request: GenerationRequest) -> int:
+def reserve_of(request: GenerationRequest) -> int:
     return request.max_tokens + request.policy.k_max + 1
 
 
@@ -103,7 +103,7 @@ def run_generation(
     sequence is pinned in the cache meanwhile."""
     started = time.perf_counter() - prompt.seconds
     stats, healed = prompt.stats, prompt.healed
-    tokens, reserve = healed.tokens, _reserve(request)
+    tokens, reserve = healed.tokens, reserve_of(request)
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
     cache.pin(placement.seq)
     writer = SequenceWriter(
@@ -111,13 +111,13 @@ def run_generation(
     )
     stats.reused_prompt_tokens = placement.reused
     clock = lambda: time.perf_counter() - started  # noqa: E731
+    sink: TokenSink | None = None
     try:
         draft = _draft_tokens(runtime, request)
         head_inputs = first_pass_inputs(draft or [], request.policy, request.max_tokens)
         rows = prefill_with_head(writer, tokens, head_inputs, request.prefill_chunk)
         first = rows[0]
         head = Head(head_inputs, rows[1:]) if head_inputs and len(rows) > 1 else None
-        stats.evaluated_prompt_tokens = len(tokens) - placement.reused
         sink = TokenSink(
             runtime,
             request.max_tokens,
@@ -143,11 +143,26 @@ def run_generation(
     finally:
         cache.unpin(writer.seq)
         cache.record(writer.seq, writer.tokens)
-        stats.forward_passes += writer.passes
+        account(stats, writer, len(tokens), placement.reused, sink)
         stats.seconds = time.perf_counter() - started
-    stats.generated_tokens = len(sink.result.tokens)
-    stats.first_token_seconds = sink.result.first_token_at or stats.seconds
-    return _completion(found, stats)
+        if sink is not None:
+            stats.first_token_seconds = sink.result.first_token_at or stats.seconds
+    return completion_of(found, stats)
+
+
+def account(
+    stats: RequestStats,
+    writer: SequenceWriter,
+    prompt_length: int,
+    reused: int,
+    sink: TokenSink | None,
+) -> None:
+    """What the call computed, also when a cancel stopped it part-way (its prefill
+    counts as far as it got): the engine's time by kind splits stopped calls by it."""
+    stats.forward_passes += writer.passes
+    stats.evaluated_prompt_tokens = max(min(len(writer.tokens), prompt_length) - reused, 0)
+    if sink is not None:
+        stats.generated_tokens = len(sink.result.tokens)
 
 
 def _lending(guard: Guard, lend: Lend | None, stats: RequestStats) -> Guard:
@@ -163,7 +178,7 @@ def _lending(guard: Guard, lend: Lend | None, stats: RequestStats) -> Guard:
     return guard_then_lend
 
 
-def _completion(found: list[Generation], stats: RequestStats) -> Completion:
+def completion_of(found: list[Generation], stats: RequestStats) -> Completion:
     """Identical candidates are shown once (the first, best ranked, is kept)."""
     unique: dict[str, Generation] = {}
     for generation in found:
