@@ -23,16 +23,25 @@ def lane(name: str, cancel: CancelEvent | None = None) -> Lane:
     return Lane.of(request, RequestPrompt(HealedPrompt([1, 2, 3]), RequestStats(), 0.0), cancel)
 
 
-def answering(seen: list[list[str]]) -> Callable[[Sequence[Lane]], None]:
-    """A stand-in for the engine's shared passes: each open lane answered with its name."""
+Together = Callable[[Sequence[Lane], Callable[[int], list[Lane]]], None]
 
-    def together(lanes: Sequence[Lane]) -> None:
+
+def answer(lanes: Sequence[Lane]) -> None:
+    for each in lanes:
+        if each.cancel is not None and each.cancel.is_set():
+            each.error = Cancelled("cancelled")
+        else:
+            each.completion = Completion([each.request.prompt.upper()], RequestStats())
+        if each.on_end is not None:
+            each.on_end()
+
+
+def answering(seen: list[list[str]]) -> Together:
+    """A stand-in for the engine's shared passes: each lane answered with its name."""
+
+    def together(lanes: Sequence[Lane], join: Callable[[int], list[Lane]]) -> None:
         seen.append([each.request.prompt for each in lanes])
-        for each in lanes:
-            if each.cancel is not None and each.cancel.is_set():
-                each.error = Cancelled("cancelled")
-            else:
-                each.completion = Completion([each.request.prompt.upper()], RequestStats())
+        answer(lanes)
 
     return together
 
@@ -44,7 +53,7 @@ def alone_answer(turn: Turn) -> Completion:
 def serve_in_threads(
     batches: ContinuationBatches,
     lanes: list[Lane],
-    together: Callable[[Sequence[Lane]], None],
+    together: Together,
     gate: RequestGate,
 ) -> tuple[list[threading.Thread], dict[str, object]]:
     results: dict[str, object] = {}
@@ -109,7 +118,7 @@ def test_an_engine_error_reaches_every_caller_of_the_batch() -> None:
     gate = RequestGate()
     batches = ContinuationBatches(gate)
 
-    def failing(lanes: Sequence[Lane]) -> None:
+    def failing(lanes: Sequence[Lane], join: Callable[[int], list[Lane]]) -> None:
         raise RuntimeError("the pass failed")
 
     holder, release = held(gate)
@@ -120,6 +129,37 @@ def test_an_engine_error_reaches_every_caller_of_the_batch() -> None:
     assert isinstance(results["a"], RuntimeError)
     assert "stopped before" in str(results["b"])  # its lane was never decided
     assert gate.waiting() == 0 and not gate.busy()
+
+
+def test_a_call_that_waits_during_a_batch_joins_it_and_is_answered_when_done() -> None:
+    gate = RequestGate()
+    batches = ContinuationBatches(gate, limit=3)
+    seen: list[list[str]] = []
+    late_answered = threading.Event()
+
+    def together(lanes: Sequence[Lane], join: Callable[[int], list[Lane]]) -> None:
+        seen.append([each.request.prompt for each in lanes])
+        answer(lanes[1:])  # the leader's own lane goes on
+        # b's caller has its answer (and left the gate's line); c waits in it
+        wait_until(lambda: "b" in results and gate.waiting() == 1)
+        joined = join(1)
+        seen.append([each.request.prompt for each in joined])
+        answer(joined)
+        assert late_answered.wait(10)  # its caller has its answer before the batch ends
+        answer(lanes[:1])
+        assert join(0) == []  # the leader's lane is done: no more joins
+
+    holder, release = held(gate)
+    threads, results = serve_in_threads(batches, [lane("a"), lane("b")], together, gate)
+    release.set()
+    wait_until(lambda: seen == [["a", "b"]])
+    late = batches.serve(lane("c"), [1], alone_answer, together)  # joins as it waits
+    assert late.texts == ["C"]
+    late_answered.set()
+    for thread in [holder, *threads]:
+        thread.join(10)
+    assert seen == [["a", "b"], ["c"]] and results == {"a": ["A"], "b": ["B"]}
+    assert batches.counts() == {"batches": 1, "batched_requests": 3}
 
 
 PROMPTS = (

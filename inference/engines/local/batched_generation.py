@@ -1,13 +1,14 @@
-"""Several plain continuations (ghost text of several editors) decoded together: each
-request's uncached prompt tail in one shared pass, then one pass per step for all of
-them, the weights read once for all (BatchRuntime.decode_batch). Greedy, as
-generation.py's plain path, with each request's healing, minimum probability and stop
-strings; a request cancelled meanwhile leaves the batch before the next pass."""
+"""Several plain continuations (ghost text of several editors) decoded together: one
+pass per step for all of them, the weights read once for all (BatchRuntime.decode_batch):
+a request that joins prefills its prompt's uncached tail in the pass where the others
+decode a token. Greedy, as generation.py's plain path, with each request's healing,
+minimum probability and stop strings. A request ends, and is answered (Lane.on_end), as
+soon as it is done or cancelled, before the next pass; others may join between passes."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -43,12 +44,14 @@ class Lane:
     request: GenerationRequest
     prompt: RequestPrompt
     cancel: CancelFlag | None
-    started: float  # perf_counter() when the request began (its tokenizing included)
+    started: float  # perf_counter() when it began computing (its tokenizing included)
     writer: SequenceWriter | None = None
     sink: TokenSink | None = None
     row: Logits | None = None  # the logits the next token is chosen from
     completion: Completion | None = None
     error: BaseException | None = None
+    on_end: Callable[[], None] | None = None  # called once it has its completion or error
+    ended: bool = False  # its sequence is recorded and unpinned, its stats final
 
     @classmethod
     def of(
@@ -76,29 +79,39 @@ class Lane:
         return self.prompt.healed.tokens
 
 
-def decode_together(runtime: BatchRuntime, cache: PrefixCache, lanes: Sequence[Lane]) -> None:
-    """Each lane ends with its completion or its error (Cancelled, or the engine's error,
-    which is also raised)."""
+# Between two passes: lanes that join the batch, given how many decode in it now.
+Join = Callable[[int], Sequence[Lane]]
+# Told of each lane as it ends, before its caller is (the engine's accounts).
+Ended = Callable[[Lane], None]
+
+
+def decode_together(
+    runtime: BatchRuntime,
+    cache: PrefixCache,
+    lanes: Sequence[Lane],
+    join: Join | None = None,
+    ended: Ended | None = None,
+) -> None:
+    """Each lane, and each that joins, ends with its completion or its error (Cancelled,
+    or the engine's error, which is also raised)."""
+    active: list[Lane] = []
     try:
-        for lane in lanes:
-            _place(runtime, cache, lane)
-        for lane in _open(lanes):
-            _prefill_alone(runtime, lane)
-        _prefill_tails(runtime, _open(lanes))
-        while _step(runtime, _open(lanes)):
-            pass
+        newcomers: Sequence[Lane] = lanes
+        while newcomers or active:
+            for lane in newcomers:
+                _place(runtime, cache, lane)
+                active.append(lane)
+                _prefill_alone(runtime, lane)
+            active = _pass(runtime, cache, active, ended)
+            newcomers = join(len(active)) if join is not None else ()
     except BaseException as exc:
-        for lane in _open(lanes):
-            lane.error = exc
+        for lane in active:
+            if lane.open:
+                lane.error = exc
         raise
     finally:
-        for lane in lanes:
-            _close(cache, lane)
-
-
-def _open(lanes: Sequence[Lane]) -> list[Lane]:
-    """The lanes still decoding (placed, not ended, not cancelled)."""
-    return [lane for lane in lanes if _wanted(lane) and lane.writer is not None]
+        for lane in active:
+            _end(cache, lane, ended)
 
 
 def _wanted(lane: Lane) -> bool:
@@ -109,7 +122,9 @@ def _wanted(lane: Lane) -> bool:
 
 
 def _place(runtime: BatchRuntime, cache: PrefixCache, lane: Lane) -> None:
-    """Its sequence, pinned so that the others' placements leave it alone."""
+    """Its sequence, pinned so that the others' placements leave it alone. Its time
+    starts here (its tokenizing included), not while it waited for the engine."""
+    lane.started = time.perf_counter() - lane.prompt.seconds
     tokens = lane.tokens
     placement = cache.place(tokens, len(tokens) + reserve_of(lane.request))
     cache.pin(placement.seq)
@@ -119,16 +134,16 @@ def _place(runtime: BatchRuntime, cache: PrefixCache, lane: Lane) -> None:
     clock = lambda: time.perf_counter() - lane.started  # noqa: E731
     text = TextAssembler(lane.request.stop, lane.request.emit)
     healing = lane.prompt.healed.healing()
-    lane.sink = TokenSink(
-        runtime, lane.request.max_tokens, text, clock, lane.request.min_token_p, healing
-    )
+    request = lane.request
+    lane.sink = TokenSink(runtime, request.max_tokens, text, clock, request.min_token_p, healing)
 
 
 def _prefill_alone(runtime: BatchRuntime, lane: Lane) -> None:
-    """All but the last SHARED_TAIL uncached tokens, in the request's own passes."""
+    """All but the last SHARED_TAIL uncached tokens, in the request's own passes (a
+    long prompt: a new place), where its cancel stops the pass in flight."""
     assert lane.writer is not None
     end = len(lane.tokens) - SHARED_TAIL
-    if end <= len(lane.writer.tokens):
+    if end <= lane.position or not _wanted(lane):
         return
     try:
         with stopped_when_cancelled(runtime, lane.cancel):
@@ -137,56 +152,65 @@ def _prefill_alone(runtime: BatchRuntime, lane: Lane) -> None:
         lane.error = exc
 
 
-def _prefill_tails(runtime: BatchRuntime, lanes: Sequence[Lane]) -> None:
-    """The rest of every prompt in one pass; each lane's row after its last token."""
+def _pass(
+    runtime: BatchRuntime, cache: PrefixCache, lanes: Sequence[Lane], ended: Ended | None
+) -> list[Lane]:
+    """One pass for every lane that goes on: a lane that has just joined evaluates the
+    rest of its prompt, the others their next token (greedy). Lanes done or cancelled
+    end first. The lanes still decoding after the pass."""
+    going: list[tuple[Lane, list[int]]] = []
+    for lane in lanes:
+        inputs = _next_inputs(lane) if _wanted(lane) else None
+        if inputs is None:
+            _end(cache, lane, ended)
+        else:
+            going.append((lane, inputs))
+    if not going:
+        return []
     entries: list[Entry] = []
     outputs: list[int] = []
-    for lane in lanes:
-        assert lane.writer is not None
-        tail = lane.tokens[lane.position :]
-        entries += [(token, lane.seq, lane.position + i) for i, token in enumerate(tail)]
+    for lane, inputs in going:
+        entries += [(token, lane.seq, lane.position + i) for i, token in enumerate(inputs)]
         outputs.append(len(entries) - 1)
-    if not entries:
-        return
     rows = runtime.decode_batch(entries, outputs)
-    for lane, row in zip(lanes, rows, strict=True):
+    for (lane, inputs), row in zip(going, rows, strict=True):
         assert lane.writer is not None and lane.sink is not None
-        lane.writer.wrote(lane.tokens[len(lane.writer.tokens) :])
-        lane.row = lane.sink.constrain(lane.sink.constrain(row.copy()))
-
-
-def _step(runtime: BatchRuntime, lanes: Sequence[Lane]) -> bool:
-    """Each lane's next token chosen (greedy); those that go on are evaluated in one pass.
-    False when no lane goes on."""
-    going: list[tuple[Lane, int]] = []
-    for lane in lanes:
-        assert lane.sink is not None and lane.row is not None
-        token = int(np.argmax(lane.row))
-        if not lane.sink.push(token, gap_of(lane.row, token), log_prob(lane.row, token)):
-            going.append((lane, token))
-    going = [(lane, token) for lane, token in going if _wanted(lane)]
-    if not going:
-        return False
-    entries = [(token, lane.seq, lane.position) for lane, token in going]
-    rows = runtime.decode_batch(entries, range(len(entries)))
-    for (lane, token), row in zip(going, rows, strict=True):
-        assert lane.writer is not None and lane.sink is not None
-        lane.writer.wrote([token])
+        joined = lane.row is None
+        lane.writer.wrote(inputs)
         lane.row = lane.sink.constrain(row.copy())
-    return True
+        if joined:  # as generation.py's plain path: the first row constrained twice
+            lane.row = lane.sink.constrain(lane.row)
+    return [lane for lane, _ in going]
 
 
-def _close(cache: PrefixCache, lane: Lane) -> None:
-    """The lane's sequence recorded and unpinned; its stats; its completion if it ended."""
-    if lane.writer is None:
+def _next_inputs(lane: Lane) -> list[int] | None:
+    """What the lane evaluates in the next pass: its prompt's tail when it has just
+    joined, else the token it chooses now; None when that token ends it."""
+    assert lane.sink is not None
+    if lane.row is None:
+        return lane.tokens[lane.position :]
+    token = int(np.argmax(lane.row))
+    if lane.sink.push(token, gap_of(lane.row, token), log_prob(lane.row, token)):
+        return None
+    return [token]
+
+
+def _end(cache: PrefixCache, lane: Lane, ended: Ended | None) -> None:
+    """The lane's sequence recorded and unpinned, its stats, its completion if it ended
+    well; then its caller is told."""
+    if lane.writer is None or lane.ended:
         return
+    lane.ended = True
     cache.unpin(lane.writer.seq)
     cache.record(lane.writer.seq, lane.writer.tokens)
     stats = lane.prompt.stats
     account(stats, lane.writer, len(lane.tokens), stats.reused_prompt_tokens, lane.sink)
     stats.seconds = time.perf_counter() - lane.started
-    if lane.sink is None or not lane.open:
-        return
-    stats.first_token_seconds = lane.sink.result.first_token_at or stats.seconds
-    lane.sink.result.text = lane.sink.text.finish()
-    lane.completion = completion_of([lane.sink.result], stats)
+    if lane.sink is not None and lane.open:
+        stats.first_token_seconds = lane.sink.result.first_token_at or stats.seconds
+        lane.sink.result.text = lane.sink.text.finish()
+        lane.completion = completion_of([lane.sink.result], stats)
+    if ended is not None:
+        ended(lane)
+    if lane.on_end is not None:
+        lane.on_end()

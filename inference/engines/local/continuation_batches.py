@@ -1,9 +1,10 @@
 """Plain continuations (ghost text) that wait for the engine are served together: the one
 that gets the engine takes the others waiting, up to BATCH_LIMIT, and decodes them with
 its own in shared passes (batched_generation.py); their callers leave the gate's line
-and wait for the answer it computes. A call that finds no other waiting runs alone, as
-any other call does. Several editors typing at once then wait for one batch instead of
-each other's calls in turn."""
+and get their answers as soon as theirs are done. While its own is not done, those that
+start waiting join the batch between two passes. A call that finds no other waiting
+runs alone, as any other call does. Several editors typing at once then wait for a pass
+instead of each other's calls in turn."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from .scheduling import Claimed, RequestGate, Turn
 BATCH_LIMIT = 4
 
 ServeAlone = Callable[[Turn], Completion]
-ServeTogether = Callable[[Sequence[Lane]], None]
+# Decodes the lanes, and those `join` gives between two passes (how many decode now).
+ServeTogether = Callable[[Sequence[Lane], Callable[[int], list[Lane]]], None]
 
 
 @dataclass(eq=False)
@@ -76,33 +78,45 @@ class ContinuationBatches:
             self._withdraw(job)
 
     def _claim(self, job: Job) -> list[Job]:
-        """With the engine held: `job` and up to limit - 1 others leave the waiting list;
-        the others' callers are told to wait for their answers."""
+        """With the engine held: `job` leaves the waiting list, and up to limit - 1 others
+        are taken with it."""
         with self._lock:
             self._waiting.remove(job)
-            others, self._waiting = (
-                self._waiting[: self._limit - 1],
-                self._waiting[self._limit - 1 :],
-            )
-            for other in others:
+        return self._take(self._limit - 1)
+
+    def _take(self, room: int) -> list[Job]:
+        """Up to `room` waiting jobs, first come first; their callers are told to wait
+        for their answers, each told when its own is done."""
+        with self._lock:
+            taken = self._waiting[: max(room, 0)]
+            del self._waiting[: len(taken)]
+            for other in taken:
+                other.lane.on_end = other.done.set
                 other.claimed.set()
-        if others:
+        if taken:
             self._gate.wake()
-        return others
+        return taken
 
     def _together(self, job: Job, others: list[Job], together: ServeTogether) -> Completion:
-        lanes = [job.lane, *(other.lane for other in others)]
+        taken = list(others)
+
+        def join(decoding: int) -> list[Lane]:
+            if not job.lane.open:  # the caller that computes is done: let the batch drain
+                return []
+            joined = self._take(self._limit - decoding)
+            taken.extend(joined)
+            return [each.lane for each in joined]
+
         try:
-            together(lanes)
+            together([job.lane, *(other.lane for other in others)], join)
         finally:
-            for lane in lanes:
-                if lane.open:  # `together` failed before deciding it
-                    lane.error = EngineError("the batch stopped before this request's answer")
-            for other in others:
+            for other in [job, *taken]:
+                if other.lane.open:  # `together` failed before deciding it
+                    other.lane.error = EngineError("the batch stopped before this request's answer")
                 other.done.set()
             with self._lock:
                 self._counts["batches"] += 1
-                self._counts["batched_requests"] += len(lanes)
+                self._counts["batched_requests"] += 1 + len(taken)
         return job.answer()
 
     def _withdraw(self, job: Job) -> bool:

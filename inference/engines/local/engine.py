@@ -26,7 +26,7 @@ from ..api import (
 )
 from ..model_files import default_model_path
 from ..text_output import Emit
-from .batched_generation import BatchRuntime, Lane, decode_together
+from .batched_generation import BatchRuntime, Join, Lane, decode_together
 from .continuation_batches import ContinuationBatches
 from .cpu_load import physical_cores
 from .decoding import SequenceWriter, prefill_only
@@ -346,18 +346,17 @@ class LocalEngine(Generic[R]):
         self._add_totals(completion.stats)
         return completion
 
-    def _decode_together(self, lanes: Sequence[Lane]) -> None:
+    def _decode_together(self, lanes: Sequence[Lane], join: Join) -> None:
         """Plain continuations of several callers in shared passes (the engine held)."""
         runtime, cache = self._ready()
         self._before_request(runtime)
         assert isinstance(runtime, BatchRuntime)
-        try:
-            decode_together(runtime, cache, lanes)
-        finally:
-            for lane in lanes:
-                self._time.add("complete", lane.prompt.stats, lane.completion is not None)
-                if lane.completion is not None:
-                    self._add_totals(lane.completion.stats)
+        decode_together(runtime, cache, lanes, join, self._lane_ended)
+
+    def _lane_ended(self, lane: Lane) -> None:
+        self._time.add("complete", lane.prompt.stats, lane.completion is not None)
+        if lane.completion is not None:
+            self._add_totals(lane.completion.stats)
 
     def _timed_generation(
         self,

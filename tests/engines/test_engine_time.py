@@ -1,0 +1,30 @@
+"""The engine's time by kind of call, with what stopped calls spent apart (engine_time.py),
+and its totals over requests."""
+
+from __future__ import annotations
+
+from shadowtab.inference.engines.api import RequestStats
+from shadowtab.inference.engines.local.engine_time import EngineTime, add_totals
+
+
+def test_stopped_calls_count_in_the_totals_and_apart() -> None:
+    time = EngineTime()
+    time.add(
+        "complete", RequestStats(evaluated_prompt_tokens=5, forward_passes=3, seconds=0.3), True
+    )
+    time.add(
+        "complete", RequestStats(evaluated_prompt_tokens=2, forward_passes=1, seconds=0.1), False
+    )
+    spent = time.to_dict()["complete"]
+    assert spent["calls"] == 2 and spent["stopped"] == 1
+    assert spent["seconds"] == 0.4 and spent["stopped_seconds"] == 0.1
+    assert spent["forward_passes"] == 4 and spent["stopped_forward_passes"] == 1
+    assert spent["stopped_evaluated_prompt_tokens"] == 2
+
+
+def test_totals_sum_each_request() -> None:
+    totals: dict[str, float] = {}
+    add_totals(totals, RequestStats(prompt_tokens=10, generated_tokens=3))
+    add_totals(totals, RequestStats(prompt_tokens=4, generated_tokens=1))
+    assert totals["prompt_tokens"] == 14 and totals["generated_tokens"] == 4
+    assert totals["requests"] == 2
