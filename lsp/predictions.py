@@ -34,11 +34,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RECENT_EDITS = 16
-# Predictor calls in flight at once. The engine orders them (plain continuations first, a
-# cancelled one leaves its line at once) and serves the ghost text of editors waiting
-# together in shared passes, so each editor's call waits there rather than here: eight
-# editors, and a cheap call (a cancelled one) that passes a long one.
-PREDICTION_THREADS = 8
 
 
 class PredictionCancelled(JsonRpcContentModified):
@@ -77,9 +72,10 @@ class PredictionService:
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
         self._cursor_hints: dict[str, CursorHint] = {}  # by document, the newest
         self.warms = WarmRunner(_is_warm_cancellation)
-        self._executor = ThreadPoolExecutor(
-            max_workers=PREDICTION_THREADS, thread_name_prefix="shadowtab-predict"
-        )
+        # Engine calls are serialized inside the engine; two workers let a cheap call
+        # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
+        # (ghost text and next edit of one keystroke share a computation).
+        self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shadowtab-predict")
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()

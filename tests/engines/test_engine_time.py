@@ -1,10 +1,9 @@
-"""The engine's time by kind of call, with what stopped calls spent apart (engine_time.py),
-and its totals over requests."""
+"""The engine's time by kind of call, with what stopped calls spent apart (engine_time.py)."""
 
 from __future__ import annotations
 
 from shadowtab.inference.engines.api import RequestStats
-from shadowtab.inference.engines.local.engine_time import EngineTime, add_totals
+from shadowtab.inference.engines.local.engine_time import EngineTime
 
 
 def test_stopped_calls_count_in_the_totals_and_apart() -> None:
@@ -20,11 +19,3 @@ def test_stopped_calls_count_in_the_totals_and_apart() -> None:
     assert spent["seconds"] == 0.4 and spent["stopped_seconds"] == 0.1
     assert spent["forward_passes"] == 4 and spent["stopped_forward_passes"] == 1
     assert spent["stopped_evaluated_prompt_tokens"] == 2
-
-
-def test_totals_sum_each_request() -> None:
-    totals: dict[str, float] = {}
-    add_totals(totals, RequestStats(prompt_tokens=10, generated_tokens=3))
-    add_totals(totals, RequestStats(prompt_tokens=4, generated_tokens=1))
-    assert totals["prompt_tokens"] == 14 and totals["generated_tokens"] == 4
-    assert totals["requests"] == 2

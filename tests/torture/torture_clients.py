@@ -564,7 +564,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             **{key: wrong[key] for key in ("lines_wrong", "clients_wrong", "buffers_diverged")},
             **figures(clients, seconds),
             "engine_time": spent_between(after_alone, after_eight),
-            "engine_batches": stats()["hub"]["engine"]["engine_stats"]["batches"],
             "cpu_seconds": cpu_spent(cpu_alone, cpu_eight),
             "alone": {
                 "keystrokes": alone.typed,

@@ -222,21 +222,19 @@ class LlamaRuntime:
         indexes in `outputs` (ascending), shape (len(outputs), n_vocab), a view valid until
         the next decode."""
         entries = [(token, seq, pos0 + i) for i, token in enumerate(tokens)]
-        return self.decode_batch(entries, outputs)
+        return self._pass(entries, set(outputs))
 
     def decode_steps(self, steps: Sequence[tuple[int, int, int]]) -> npt.NDArray[np.float32]:
         """One pass over several sequences: each step is (token, seq, pos), one token of a
         sequence at its next position; the logits row of every step, in order (a view
         valid until the next decode). The weights are read once for all of them."""
-        return self.decode_batch(steps, range(len(steps)))
+        return self._pass(steps, set(range(len(steps))))
 
-    def decode_batch(
-        self, entries: Sequence[tuple[int, int, int]], outputs: Sequence[int]
+    def _pass(
+        self, entries: Sequence[tuple[int, int, int]], wanted: set[int]
     ) -> npt.NDArray[np.float32]:
-        """Evaluate (token, seq, pos) `entries`, of one sequence or several, in one
-        llama_decode; the logits rows of the batch indexes in `outputs`, ascending (a view
-        valid until the next decode)."""
-        wanted = set(outputs)
+        """Evaluate (token, seq, pos) `entries` in one llama_decode; the logits rows of the
+        batch indexes in `wanted`, ascending."""
         count = len(entries)
         if count == 0 or count > self.config.n_batch:
             raise EngineError(f"batch of {count} tokens (limit {self.config.n_batch})")

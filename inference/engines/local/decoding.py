@@ -34,14 +34,9 @@ class SequenceWriter:
     def eval(self, tokens: Sequence[int], outputs: Sequence[int]) -> Logits:
         self.guard()
         logits = self.runtime.decode(tokens, self.seq, len(self.tokens), outputs)
-        self.wrote(tokens)
-        return logits
-
-    def wrote(self, tokens: Sequence[int]) -> None:
-        """`tokens` were evaluated into the sequence (by eval, or by a pass shared with
-        other sequences: batched_generation.py)."""
         self.tokens.extend(tokens)
         self.passes += 1
+        return logits
 
     def truncate(self, length: int) -> None:
         if length < len(self.tokens):

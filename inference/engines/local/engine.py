@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -26,12 +27,10 @@ from ..api import (
 )
 from ..model_files import default_model_path
 from ..text_output import Emit
-from .batched_generation import BatchRuntime, Join, Lane, decode_together
-from .continuation_batches import ContinuationBatches
 from .cpu_load import physical_cores
 from .decoding import SequenceWriter, prefill_only
 from .draft import DraftPolicy
-from .engine_time import EngineTime, add_totals
+from .engine_time import EngineTime
 from .generation import (
     ALTERNATIVE_MIN_P,
     DRAFT_POLICY,
@@ -44,11 +43,8 @@ from .healing import Vocabulary
 from .kv_cache import PrefixCache
 from .runtime import Interrupted, Runtime
 from .scheduling import (
-    WARM_CHUNK,
     Preempted,
     RequestGate,
-    Turn,
-    WarmPass,
     cancel_guard,
     not_stopped,
     stopped_when_cancelled,
@@ -58,10 +54,30 @@ from .scheduling import (
 RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
+WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
 MB = 1024 * 1024
 
 
 R = TypeVar("R", bound=Runtime)
+
+
+@dataclass(frozen=True)
+class WarmPass:
+    """The warm that holds the engine: its prompt and the writer prefilling it."""
+
+    tokens: list[int]
+    writer: SequenceWriter
+
+    def needed_by(self, needs: Sequence[int] | None) -> bool:
+        """True when the request's prompt starts with all the sequence will hold once the
+        pass in flight ends: stopping the pass would only make the request prefill the
+        same tokens itself. Read from another thread: writer.tokens grows after each
+        pass, so between two passes this judges the next one, which never starts
+        (warm_guard)."""
+        if needs is None:
+            return False
+        end = min(len(self.writer.tokens) + WARM_CHUNK, len(self.tokens))
+        return len(needs) >= end and list(needs[:end]) == self.tokens[:end]
 
 
 class LocalEngine(Generic[R]):
@@ -110,7 +126,6 @@ class LocalEngine(Generic[R]):
         self._cache: PrefixCache | None = None
         self._vocabulary: Vocabulary | None = None  # the runtime's, built at load
         self._warming: WarmPass | None = None  # set while a warm prefills
-        self._batches: ContinuationBatches | None = None  # set at load
         self._totals: dict[str, float] = {}
         self._time = EngineTime()
         self._cache_snapshot: CacheInfo | None = None
@@ -127,9 +142,6 @@ class LocalEngine(Generic[R]):
         # built here, not at the first healed request: ghost text asked first after a
         # load would otherwise wait for it (0.3-0.8 s)
         self._runtime, self._cache, self._vocabulary = runtime, cache, Vocabulary(runtime)
-        # several editors' ghost text in shared passes, where the runtime can run them
-        batches = isinstance(runtime, BatchRuntime)
-        self._batches = ContinuationBatches(self._gate) if batches else None
         self._cache_snapshot = cache.info(runtime.kv_bytes_per_token())
         self._state = "ready"
 
@@ -262,7 +274,6 @@ class LocalEngine(Generic[R]):
             "cache": info,
             "totals": dict(self._totals),
             "time_by_kind": self._time.to_dict(),
-            "batches": self._batches.counts() if self._batches is not None else None,
         }
 
     # internals
@@ -324,39 +335,13 @@ class LocalEngine(Generic[R]):
         # tokenized before the wait (as tokenize() is): a warm in flight is judged by it
         prepared = request_prompt(runtime, request, self._prompt_tokens, self._vocabulary)
         urgent, needs = draft is None, prepared.healed.tokens
-        alone = lambda turn: self._in_turn(turn, request, prepared, cancel)  # noqa: E731
-        if self._batches is not None and draft is None and n == 1:
-            lane = Lane.of(request, prepared, cancel)
-            return self._batches.serve(lane, needs, alone, self._decode_together)
         with self._gate.real(urgent, needs, cancel) as turn:
-            return alone(turn)
-
-    def _in_turn(
-        self,
-        turn: Turn,
-        request: GenerationRequest,
-        prepared: RequestPrompt,
-        cancel: CancelFlag | None,
-    ) -> Completion:
-        """One request with the engine held (`turn`)."""
-        runtime, cache = self._ready()
-        self._before_request(runtime)
-        lend = turn.lend_to_urgent if request.draft is not None else None
-        completion = self._timed_generation(runtime, cache, request, prepared, cancel, lend)
-        self._add_totals(completion.stats)
-        return completion
-
-    def _decode_together(self, lanes: Sequence[Lane], join: Join) -> None:
-        """Plain continuations of several callers in shared passes (the engine held)."""
-        runtime, cache = self._ready()
-        self._before_request(runtime)
-        assert isinstance(runtime, BatchRuntime)
-        decode_together(runtime, cache, lanes, join, self._lane_ended)
-
-    def _lane_ended(self, lane: Lane) -> None:
-        self._time.add("complete", lane.prompt.stats, lane.completion is not None)
-        if lane.completion is not None:
-            self._add_totals(lane.completion.stats)
+            runtime, cache = self._ready()
+            self._before_request(runtime)
+            lend = turn.lend_to_urgent if draft is not None else None
+            completion = self._timed_generation(runtime, cache, request, prepared, cancel, lend)
+            self._add_totals(completion.stats)
+            return completion
 
     def _timed_generation(
         self,
@@ -395,4 +380,16 @@ class LocalEngine(Generic[R]):
     def _add_totals(self, stats: RequestStats) -> None:
         if self._runtime is not None and self._cache is not None:  # called inside the gate
             self._cache_snapshot = self._cache.info(self._runtime.kv_bytes_per_token())
-        add_totals(self._totals, stats)
+        for key in (
+            "prompt_tokens",
+            "reused_prompt_tokens",
+            "evaluated_prompt_tokens",
+            "generated_tokens",
+            "draft_tokens",
+            "accepted_draft_tokens",
+            "near_ties",
+            "near_tie_flips",
+            "healed_tokens",
+        ):
+            self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
+        self._totals["requests"] = self._totals.get("requests", 0) + 1

@@ -1,6 +1,6 @@
 """What an engine's time went to, by kind of call (warm, complete, rewrite): `stats`'
 time_by_kind, so that a slow answer under load can be told apart (prefills of cache
-misses, cancelled calls, warming) without a profiler; and its totals over requests."""
+misses, cancelled calls, warming) without a profiler."""
 
 from __future__ import annotations
 
@@ -34,24 +34,3 @@ class EngineTime:
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         return {kind: dict(spent) for kind, spent in self._by_kind.items()}
-
-
-# RequestStats figures summed over a run's requests (stats()'s totals)
-TOTALED = (
-    "prompt_tokens",
-    "reused_prompt_tokens",
-    "evaluated_prompt_tokens",
-    "generated_tokens",
-    "draft_tokens",
-    "accepted_draft_tokens",
-    "near_ties",
-    "near_tie_flips",
-    "healed_tokens",
-)
-
-
-def add_totals(totals: dict[str, float], stats: RequestStats) -> None:
-    """One request's figures added to `totals`, and one to its "requests"."""
-    for key in TOTALED:
-        totals[key] = totals.get(key, 0) + getattr(stats, key)
-    totals["requests"] = totals.get("requests", 0) + 1

@@ -78,7 +78,7 @@ def request_prompt(
     """`vocabulary`: the runtime's, for a request that heals."""
     started = time.perf_counter()
     stats = RequestStats()
-    tokens = prompt_tokens(runtime, request.prompt, reserve_of(request), stats)
+    tokens = prompt_tokens(runtime, request.prompt, _reserve(request), stats)
     healed = HealedPrompt(tokens)
     if request.heal and request.draft is None and vocabulary is not None:
         healed = heal(tokens, vocabulary)
@@ -86,7 +86,7 @@ def request_prompt(
     return RequestPrompt(healed, stats, time.perf_counter() - started)
 
 
-def reserve_of(request: GenerationRequest) -> int:
+def _reserve(request: GenerationRequest) -> int:
     return request.max_tokens + request.policy.k_max + 1
 
 
@@ -103,7 +103,7 @@ def run_generation(
     sequence is pinned in the cache meanwhile."""
     started = time.perf_counter() - prompt.seconds
     stats, healed = prompt.stats, prompt.healed
-    tokens, reserve = healed.tokens, reserve_of(request)
+    tokens, reserve = healed.tokens, _reserve(request)
     placement = cache.place(tokens, len(tokens) + reserve * request.n)
     cache.pin(placement.seq)
     writer = SequenceWriter(
@@ -143,14 +143,14 @@ def run_generation(
     finally:
         cache.unpin(writer.seq)
         cache.record(writer.seq, writer.tokens)
-        account(stats, writer, len(tokens), placement.reused, sink)
+        _account(stats, writer, len(tokens), placement.reused, sink)
         stats.seconds = time.perf_counter() - started
         if sink is not None:
             stats.first_token_seconds = sink.result.first_token_at or stats.seconds
-    return completion_of(found, stats)
+    return _completion(found, stats)
 
 
-def account(
+def _account(
     stats: RequestStats,
     writer: SequenceWriter,
     prompt_length: int,
@@ -178,7 +178,7 @@ def _lending(guard: Guard, lend: Lend | None, stats: RequestStats) -> Guard:
     return guard_then_lend
 
 
-def completion_of(found: list[Generation], stats: RequestStats) -> Completion:
+def _completion(found: list[Generation], stats: RequestStats) -> Completion:
     """Identical candidates are shown once (the first, best ranked, is kept)."""
     unique: dict[str, Generation] = {}
     for generation in found:

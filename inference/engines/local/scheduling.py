@@ -11,10 +11,8 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from ..api import CancelEvent, CancelFlag, Cancelled
-from .decoding import SequenceWriter
 from .runtime import Interrupted, Runtime
 
 
@@ -22,12 +20,6 @@ class Preempted(Exception):
     """A warm-up stopped because a real request is waiting."""
 
 
-class Claimed(Exception):
-    """A waiting call left the line: the call that holds the engine took its work
-    (continuation_batches.py) and answers it."""
-
-
-WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
 Ticket = tuple[int, int]  # (priority: 0 urgent, 1 not; arrival)
 # Called when a real request starts waiting first in line behind warming, with the prompt
 # tokens it will prefill (None: not known, or it prefills nothing).
@@ -74,13 +66,11 @@ class RequestGate:
         urgent: bool = False,
         needs: Sequence[int] | None = None,
         cancel: CancelFlag | None = None,
-        claimed: threading.Event | None = None,
     ) -> Iterator[Turn]:
         """`needs`: the prompt tokens the call will prefill, when known. Cancelled while
-        it waits (`cancel` a CancelEvent), the call leaves the line at once (Cancelled);
-        so does it (Claimed) once `claimed` is set and the gate woken (wake())."""
+        it waits (`cancel` a CancelEvent), the call leaves the line at once (Cancelled)."""
         ticket = (0 if urgent else 1, next(self._arrivals))
-        self._acquire(ticket, needs, cancel, claimed)
+        self._acquire(ticket, needs, cancel)
         try:
             yield Turn(self, ticket)
         finally:
@@ -97,22 +87,17 @@ class RequestGate:
         return True
 
     def _acquire(
-        self,
-        ticket: Ticket,
-        needs: Sequence[int] | None,
-        cancel: CancelFlag | None,
-        claimed: threading.Event | None,
+        self, ticket: Ticket, needs: Sequence[int] | None, cancel: CancelFlag | None
     ) -> None:
-        stop_watching = cancel.when_set(self.wake) if isinstance(cancel, CancelEvent) else None
+        stop_watching = cancel.when_set(self._wake) if isinstance(cancel, CancelEvent) else None
         try:
             with self._turns:
-                self._wait_for_turn(ticket, needs, cancel, claimed)
+                self._wait_for_turn(ticket, needs, cancel)
         finally:
             if stop_watching is not None:
                 stop_watching()
 
-    def wake(self) -> None:
-        """Waiting calls look again whether they were cancelled or claimed."""
+    def _wake(self) -> None:
         with self._turns:
             self._turns.notify_all()
 
@@ -121,22 +106,16 @@ class RequestGate:
         ticket: Ticket,
         needs: Sequence[int] | None = None,
         cancel: CancelFlag | None = None,
-        claimed: threading.Event | None = None,
     ) -> None:
         """With the condition's lock held: queue `ticket`, wait until it is first and the
-        engine free (or `cancel` is set: Cancelled; `claimed`: Claimed), take the
-        engine."""
+        engine free (or `cancel` is set: Cancelled), take the engine."""
         heapq.heappush(self._waiting, ticket)
         # judged by the request that runs next: one queued behind it got judged by it
         first = self._waiting[0] == ticket
         if first and self._background and self._interrupt_background is not None:
             self._interrupt_background(needs)
         try:
-            while True:
-                if claimed is not None and claimed.is_set():
-                    raise Claimed()
-                if not self._busy and self._waiting[0] == ticket:
-                    break
+            while self._busy or self._waiting[0] != ticket:
                 cancel_guard(cancel)
                 self._turns.wait()
         finally:
@@ -211,22 +190,3 @@ def not_stopped(runtime: Runtime, cancel: CancelFlag | None) -> Iterator[None]:
     """A call that lends the engine between its passes (a rewrite): its passes are not
     armed, since one it lends to may arm and run its own meanwhile."""
     yield
-
-
-@dataclass(frozen=True)
-class WarmPass:
-    """The warm that holds the engine: its prompt and the writer prefilling it."""
-
-    tokens: list[int]
-    writer: SequenceWriter
-
-    def needed_by(self, needs: Sequence[int] | None) -> bool:
-        """True when the request's prompt starts with all the sequence will hold once the
-        pass in flight ends: stopping the pass would only make the request prefill the
-        same tokens itself. Read from another thread: writer.tokens grows after each
-        pass, so between two passes this judges the next one, which never starts
-        (warm_guard)."""
-        if needs is None:
-            return False
-        end = min(len(self.writer.tokens) + WARM_CHUNK, len(self.tokens))
-        return len(needs) >= end and list(needs[:end]) == self.tokens[:end]
