@@ -54,6 +54,20 @@ def test_reused_cache_gives_the_same_output_as_a_cold_run(engine: LlamaCppEngine
     assert warm_result.token_ids == cold.token_ids
 
 
+def test_eight_editors_in_two_files_each_keep_their_prompts_resident(
+    engine: LlamaCppEngine,
+) -> None:
+    """Sixteen prompts in turn, each asked again after the others (eight editors typing in
+    their own file and a shared one): each is still resident, none prefilled cold."""
+    engine.clear_cache()
+    prompts = [f"# editor {n // 2}, file {n % 2}\n{SORT}x{n} = " for n in range(16)]
+    for prompt in prompts:
+        engine.complete(prompt, 1)
+    for n, prompt in enumerate(prompts):
+        again = engine.complete(prompt + f"{n}", 1)
+        assert again.stats.evaluated_prompt_tokens <= 4, n
+
+
 def test_two_documents_stay_resident(engine: LlamaCppEngine) -> None:
     doc_a = "# file a\n" + long_code(600)
     doc_b = "# file b\n" + SORT * 8

@@ -51,7 +51,9 @@ from .scheduling import (
     warm_guard,
 )
 
-RESIDENT_PREFIXES = 8  # sequences for cached prefixes (one per active document)
+# Sequences for cached prompt prefixes: eight editors in their own file and a shared one
+# each keep their prompts (the KV budget, not this, bounds the tokens they hold).
+RESIDENT_PREFIXES = 16
 MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
 WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
