@@ -148,10 +148,12 @@ def test_a_cancelled_continuation_stops_in_its_pass_and_the_cache_answers_as_col
     late = time.perf_counter() - started - 2.5 * one_pass
     # what it prefilled before the cancel counts, as work a cancel threw away
     after = engine.stats()["time_by_kind"]["complete"]
-    thrown = after["stopped_evaluated_prompt_tokens"] - before.get(
-        "stopped_evaluated_prompt_tokens", 0
-    )
-    assert thrown >= 128 and after["stopped_forward_passes"] >= 2
+
+    def thrown(key: str) -> float:
+        return after[key] - before.get(key, 0)
+
+    assert thrown("stopped_evaluated_prompt_tokens") >= 128
+    assert thrown("stopped_forward_passes") >= 1
     print(f"stopped {late:.3f}s after the cancel (a pass: {one_pass:.3f}s)")
     assert isinstance(stopped.value.__cause__, Interrupted)
     resident = engine.cache_info().resident_prefixes

@@ -24,9 +24,12 @@ class EngineTime:
             ("generated_tokens", stats.generated_tokens),
             ("forward_passes", stats.forward_passes),
         )
-        counted: list[tuple[str, float]] = [("calls", 1), *work]
-        counted.append(("first_token_seconds", stats.first_token_seconds))
-        counted.append(("stopped", int(not ended)))
+        counted: list[tuple[str, float]] = [
+            ("calls", 1),
+            *work,
+            ("first_token_seconds", stats.first_token_seconds),
+            ("stopped", int(not ended)),
+        ]
         if not ended:
             counted += [(f"stopped_{key}", value) for key, value in work]
         for key, value in counted:

@@ -160,7 +160,7 @@ def _account(
     """What the call computed, also when a cancel stopped it part-way (its prefill
     counts as far as it got): the engine's time by kind splits stopped calls by it."""
     stats.forward_passes += writer.passes
-    stats.evaluated_prompt_tokens = max(min(len(writer.tokens), prompt_length) - reused, 0)
+    stats.evaluated_prompt_tokens = min(len(writer.tokens), prompt_length) - reused
     if sink is not None:
         stats.generated_tokens = len(sink.result.tokens)
 
