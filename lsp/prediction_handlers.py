@@ -57,6 +57,7 @@ async def next_edit(session: Session, raw: Any) -> dict[str, Any]:
     source, and a jump its location ({uri, range}: where the editor offers to go)."""
     uri, version, line, character = parse_next_edit_params(raw)
     count = _count(raw)
+    session.predictions.note_next_edit_client(session)
     found = await _predict(session, uri, line, character, inline=False, count=count)
     if found is None:
         return {"edits": []}

@@ -71,6 +71,7 @@ class PredictionService:
         self._cancels: dict[str, set[threading.Event]] = defaultdict(set)
         self._warming = Debouncer(warm_debounce_s, self._start_warm)
         self._cursor_hints: dict[str, CursorHint] = {}  # by document, the newest
+        self._next_edit_sessions: set[int] = set()  # see note_next_edit_client
         self.warms = WarmRunner(_is_warm_cancellation)
         # Engine calls are serialized inside the engine; two workers let a cheap call
         # (a FixedPredictor, a cancelled one) pass a long one, or wait for the same one
@@ -212,6 +213,23 @@ class PredictionService:
         self._warming.cancel(uri)
         self._submit_warm(uri, session, follow=False)
 
+    def note_next_edit_client(self, session: Peer) -> None:
+        """`session`'s editor speaks shadowtab's next-edit protocol (it asked a next edit,
+        or said where its cursor rests, as the editor integrations that ask next edits
+        do): warms in its documents prefill the next-edit prompt too."""
+        self._next_edit_sessions.add(session.id)
+
+    def session_ended(self, session: Peer) -> None:
+        self._next_edit_sessions.discard(session.id)
+
+    def _next_edits_wanted(self, session: Peer, uri: str) -> bool:
+        """Whether an editor showing `uri` speaks the next-edit protocol. One that only
+        asks ghost text (inlineCompletion) never sends the next-edit prompt: prefilling
+        it would cost the engine a long pass at every pause and a resident prefix."""
+        document = session.sync.document(uri)
+        editors = document.editors if document is not None else (session.id,)
+        return not self._next_edit_sessions.isdisjoint(editors)
+
     def forget(self, uri: str) -> None:
         """`uri` was closed: its cursor hint goes."""
         self._cursor_hints.pop(uri, None)
@@ -229,7 +247,8 @@ class PredictionService:
             return
         if make_request is None:
             return
-        warm = predictor.follow if follow else predictor.warm
+        full = not follow and self._next_edits_wanted(session, uri)
+        warm = predictor.warm if full else predictor.follow
         # The request's text is joined in the warm thread: not on the event loop.
         self.warms.submit(uri, lambda cancel: warm(make_request(), cancel), follow=follow)
 

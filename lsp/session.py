@@ -276,4 +276,5 @@ class Session:
         """Cancel this session's work and close the documents it had open."""
         self.stop(self.clean_exit)
         self.progress.close()
+        self.predictions.session_ended(self)
         await self.sync.close_all()

@@ -158,6 +158,7 @@ class TextSync:
 
     def cursor_moved(self, uri: str, line: int, character: int) -> None:
         """shadowtab/cursorMoved: the editor's cursor rests at a new place of `uri`."""
+        self._predictions.note_next_edit_client(self.peer)
         if self.document(uri) is None:
             logger.debug("session %d: cursorMoved in unopened %s ignored", self.peer.id, uri)
             return

@@ -96,6 +96,11 @@ def did_change(uri: str, version: int, character: int) -> dict[str, Any]:
     return {"method": "textDocument/didChange", "params": params}
 
 
+def next_edit(uri: str, line: int, character: int) -> dict[str, Any]:
+    position = {"line": line, "character": character}
+    return {"textDocument": {"uri": uri}, "position": position}
+
+
 async def test_typing_warms_the_predictor_once_it_pauses(
     setup: tuple[Hub, FixedPredictor, Path, str],
 ) -> None:
@@ -104,12 +109,33 @@ async def test_typing_warms_the_predictor_once_it_pauses(
     uri = (root / "w.py").as_uri()
     (root / "w.py").write_text("a = 1\n")
     client.send(did_open(uri, "a = 1\n"))
+    assert "result" in await client.call("shadowtab/nextEdit", next_edit(uri, 0, 5))
     for version in range(2, 12):  # a burst of keystrokes: one warm after it, not ten
         client.send(did_change(uri, version, 5))
     await eventually(lambda: "warm" in predictor.calls)
     await asyncio.sleep(0.5)
     assert predictor.calls.count("warm") == 1
     assert 1 <= predictor.calls.count("follow") <= 10  # the cursor's prompt, kept warm
+
+
+async def test_an_editor_that_asks_only_ghost_text_is_not_warmed_for_next_edits(
+    setup: tuple[Hub, FixedPredictor, Path, str],
+) -> None:
+    _, predictor, root, path = setup
+    client = await connect(path, root)
+    uri = (root / "g.py").as_uri()
+    (root / "g.py").write_text("a = 1\n")
+    client.send(did_open(uri, "a = 1\n"))
+    for version in range(2, 6):
+        client.send(did_change(uri, version, 5))
+    await eventually(lambda: "follow" in predictor.calls or None)
+    await asyncio.sleep(0.6)  # three debounces: the pause's warm is ghost text's prompt
+    assert "warm" not in predictor.calls
+    assert 2 <= predictor.calls.count("follow") <= 5
+    # once it asks a next edit, the next pause warms the next-edit prompt too
+    assert "result" in await client.call("shadowtab/nextEdit", next_edit(uri, 0, 9))
+    client.send(did_change(uri, 6, 9))
+    await eventually(lambda: "warm" in predictor.calls)
 
 
 class HoldingWarmPredictor(FixedPredictor):
@@ -138,6 +164,7 @@ async def keystrokes_behind_a_full_warm(
     uri = (root / "k.py").as_uri()
     (root / "k.py").write_text("a = 1\n")
     client.send(did_open(uri, "a = 1\n"))
+    assert "result" in await client.call("shadowtab/nextEdit", next_edit(uri, 0, 5))
     client.send(did_change(uri, 2, 5))
     await eventually(lambda: "follow" in predictor.calls or None)  # not waiting for a pause
     first = (await eventually(lambda: predictor.warm_cancels))[0]  # after the debounce

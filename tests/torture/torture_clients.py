@@ -329,24 +329,24 @@ def open_client(
     return client
 
 
-def alone_files(files: Files) -> tuple[Files, dict[str, str]]:
-    """Copies of client 0's files for the editor alone (its lines only), and the name of
-    each copy by original."""
+def alone_files(files: Files, number: int) -> tuple[Files, dict[str, str]]:
+    """Copies of client `number`'s files for the editor alone (its lines only), and the
+    name of each copy by original."""
     copies: Files = {}
     names = {}
     for name, (text, owned) in files.items():
-        if 0 in owned:
+        if number in owned:
             names[name] = f"alone_{name}"
-            copies[names[name]] = (text, {0: owned[0]})
+            copies[names[name]] = (text, {number: owned[number]})
     return copies, names
 
 
 def connect_alone(lsp_path: str, root: Path, eight: Client, copies: dict[str, str]) -> Client:
-    """Client 0's trace, typed alone into copies of its files: ghost text's reference."""
+    """`eight`'s trace, typed alone into copies of its files: ghost text's reference."""
     uris = {(root / name).as_uri(): (root / copy).as_uri() for name, copy in copies.items()}
     keys = [replace(key, uri=uris[eight.uri_of(key)]) for key in eight.keys]
     texts = {uris[uri]: buffer.text for uri, buffer in eight.buffers.items()}
-    return open_client(0, lsp_path, root, texts, keys)
+    return open_client(eight.number, lsp_path, root, texts, keys)
 
 
 def warm_up(clients: list[Client]) -> None:
@@ -534,14 +534,14 @@ def cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, fl
 def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="sttc-", dir="/tmp"))  # short: a socket path
     files = make_files(args.clients, args.shared_files, args.lines)
-    copies, copy_names = alone_files(files)
+    copies, copy_names = alone_files(files, args.alone_client)
     root = project(base, {name: text for name, (text, _) in {**files, **copies}.items()})
     try:
         started = start(base, "llama.cpp", args.threads)
         if wait_ready(None, READY_DEADLINE_S) is None:
             raise RuntimeError("the model did not load")
         clients = connect(started["lsp_socket"], root, files, args)
-        alone = connect_alone(started["lsp_socket"], root, clients[0], copy_names)
+        alone = connect_alone(started["lsp_socket"], root, clients[args.alone_client], copy_names)
         # the lone editor first, the others connected and idle: then all eight type
         warm_up([alone, *clients])
         pids = {"daemon": started["pid"], "worker": engine()["worker"]["pid"]}
@@ -592,6 +592,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lines", type=int, default=6, help="lines each client owns per file")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
+    parser.add_argument(
+        "--alone-client", type=int, default=0, help="whose trace the lone editor types"
+    )
     parser.add_argument(
         "--max-ratio",
         type=float,
