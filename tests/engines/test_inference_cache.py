@@ -11,6 +11,7 @@ from inference_samples import FIB, SORT, long_code
 from shadowtab.inference import Completion, LlamaCppEngine
 from shadowtab.inference.engines.api import CancelEvent, Cancelled, RequestStats
 from shadowtab.inference.engines.local.runtime import Interrupted
+from test_inference_speculative import assert_equal_up_to_near_ties
 
 
 def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
@@ -135,7 +136,8 @@ def test_a_cancelled_continuation_stops_in_its_pass_and_the_cache_answers_as_col
     """A keystroke's request cancelled while it prefills (a CancelEvent, as the worker
     gives) stops in the pass in flight, not after it; the passes before it stay cached
     and the next request answers as a cold run would."""
-    passes = engine.complete("# one pass\n" + long_code(400), 1)  # ~130 tokens
+    # ~250 tokens: two passes as long as the long prompt's (~120 tokens, pass_plan.py)
+    passes = engine.complete("# one pass\n" + long_code(800), 1)
     one_pass = passes.stats.seconds / passes.stats.forward_passes
     prompt = "# cancelled prefill\n" + long_code(6000)  # ~1,500 tokens: seconds of prefill
     cancel = CancelEvent()
@@ -152,16 +154,18 @@ def test_a_cancelled_continuation_stops_in_its_pass_and_the_cache_answers_as_col
     def thrown(key: str) -> float:
         return after[key] - before.get(key, 0)
 
-    assert thrown("stopped_evaluated_prompt_tokens") >= 128
+    assert thrown("stopped_evaluated_prompt_tokens") >= 100
     assert thrown("stopped_forward_passes") >= 1
     print(f"stopped {late:.3f}s after the cancel (a pass: {one_pass:.3f}s)")
     assert isinstance(stopped.value.__cause__, Interrupted)
     resident = engine.cache_info().resident_prefixes
-    assert any(length >= 128 for length in resident)  # the passes before it stayed
+    assert any(length >= 100 for length in resident)  # the passes before it stayed
     again = engine.complete(prompt, 4)
-    assert again.stats.reused_prompt_tokens >= 128
+    assert again.stats.reused_prompt_tokens >= 100
     engine.clear_cache()
-    assert engine.complete(prompt, 4).token_ids == again.token_ids
+    # up to a near tie: a cold prefill's cells lie elsewhere in the cache, and llama.cpp's
+    # tiled attention sums them in another order
+    assert_equal_up_to_near_ties(engine.complete(prompt, 4), again, "cold against resumed")
 
 
 def test_a_request_that_needs_the_warming_pass_lets_it_end(

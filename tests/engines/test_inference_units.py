@@ -323,6 +323,7 @@ class ScriptedRuntime:
     sequence by `next_token(tokens)`, with that token's logit highest."""
 
     vocab = 64
+    pass_tile = 0
 
     def __init__(self, next_token: Callable[[list[int]], int]) -> None:
         self.next_token = next_token

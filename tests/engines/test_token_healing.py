@@ -56,6 +56,7 @@ class PieceRuntime:
     tokens its sequence holds."""
 
     add_bos = False
+    pass_tile = 0
 
     def __init__(self, scores: Scores) -> None:
         self.scores = scores

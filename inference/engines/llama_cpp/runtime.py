@@ -27,6 +27,7 @@ llama_cpp.llama_backend_init()
 
 F16 = KV_TYPES["f16"]
 GGML_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0}
+FLASH_ATTENTION_TILE = 64  # ggml-cpu's GGML_FA_TILE_Q
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,14 @@ class ContextConfig:
     kv: KvType = F16  # the KV cache's element type (K and V alike)
     # None: llama.cpp's choice ("auto"), on where the KV type needs it (a quantized V)
     flash_attention: bool | None = None
+
+    def attention_tile(self) -> int:
+        """Query rows from which llama.cpp's CPU flash attention takes its tiled kernel
+        (ggml-cpu: an f16 or f32 KV cache, flash attention on; "auto" is on for the
+        CPU); 0 where it never does."""
+        if self.flash_attention is False or self.kv.name != "f16":
+            return 0
+        return FLASH_ATTENTION_TILE
 
     def flash_attn_type(self) -> int:
         if self.flash_attention is None and not self.kv.needs_flash_attention:
@@ -129,6 +138,7 @@ class LlamaRuntime:
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
         self.bos = int(llama_cpp.llama_vocab_bos(self._vocab))
         self.config = ContextConfig(n_cells=0, n_seq_max=1, n_threads=1, n_batch=1)
+        self.pass_tile = 0
         self._ctx: ctypes.c_void_p | None = None
         self._batch: llama_cpp.llama_batch | None = None
         self._adapter: object | None = None  # llama.cpp frees it with the model
@@ -153,6 +163,7 @@ class LlamaRuntime:
         if not ctx:
             raise ModelLoadError("llama.cpp could not create a context (out of memory?)")
         self.config = config
+        self.pass_tile = config.attention_tile()
         self.threads_now = config.n_threads
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)

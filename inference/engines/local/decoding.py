@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from ..text_output import TextAssembler
 from .healing import Healing
+from .pass_plan import padded_rows, pass_sizes
 from .runtime import Runtime
 
 Guard = Callable[[], None]  # raises to stop before the next forward pass
@@ -31,9 +32,15 @@ class SequenceWriter:
         self.guard = guard
         self.passes = 0
 
-    def eval(self, tokens: Sequence[int], outputs: Sequence[int]) -> Logits:
+    def eval(self, tokens: Sequence[int], outputs: Sequence[int], rows: int = 0) -> Logits:
+        """`rows`: compute a pass this long, the tokens padded with throwaway ones whose
+        cells are removed after it (pass_plan.py); they come after every output."""
         self.guard()
-        logits = self.runtime.decode(tokens, self.seq, len(self.tokens), outputs)
+        pos = len(self.tokens)
+        padding = [tokens[-1]] * max(rows - len(tokens), 0)
+        logits = self.runtime.decode([*tokens, *padding], self.seq, pos, outputs)
+        if padding:
+            self.runtime.seq_remove(self.seq, pos + len(tokens), -1)
         self.tokens.extend(tokens)
         self.passes += 1
         return logits
@@ -45,9 +52,13 @@ class SequenceWriter:
 
 
 def prefill_only(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> None:
-    """Evaluate the prompt's uncached tail in chunks, without logits (warming)."""
-    for begin in range(len(writer.tokens), len(prompt), chunk):
-        writer.eval(prompt[begin : begin + chunk], [])
+    """Evaluate the prompt's uncached tail in passes of `chunk` at most, without logits
+    (warming)."""
+    tile = writer.runtime.pass_tile
+    begin = len(writer.tokens)
+    for size in pass_sizes(len(prompt) - begin, chunk, tile):
+        writer.eval(prompt[begin : begin + size], [], padded_rows(size, tile))
+        begin += size
 
 
 def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits:
@@ -65,17 +76,22 @@ def prefill_with_head(
     does not fit in that pass it is left out (one row: the prompt's), so a pass is never
     longer than `chunk` nor the head split over two."""
     wanted = len(prompt) - 1  # the first position whose logits are returned
-    start = len(writer.tokens)
-    if start > wanted:
+    begin = len(writer.tokens)
+    if begin > wanted:
         raise ValueError("prefill needs at least one uncached prompt token")
-    last_pass = (len(prompt) - start) % chunk or chunk
-    sequence = [*prompt, *head] if last_pass + len(head) <= chunk else list(prompt)
+    tile = writer.runtime.pass_tile
+    sizes = pass_sizes(len(prompt) - begin, chunk, tile)
+    sequence = list(prompt)
+    if sizes[-1] + len(head) <= chunk:
+        sequence += head
+        sizes[-1] += len(head)
     found: list[Logits] = []
-    for begin in range(start, len(sequence), chunk):
-        part = sequence[begin : begin + chunk]
+    for size in sizes:
+        part = sequence[begin : begin + size]
         outputs = list(range(max(wanted - begin, 0), len(part)))
-        rows = writer.eval(part, outputs)
+        rows = writer.eval(part, outputs, padded_rows(size, tile))
         found.extend(row.copy() for row in rows[: len(outputs)])
+        begin += size
     return np.stack(found)
 
 

@@ -191,7 +191,8 @@ class LocalEngine(Generic[R]):
             stats = RequestStats()
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
-            placement = cache.place(tokens, len(tokens), need_logits=False)
+            # room for a padded pass's cells too (pass_plan.py)
+            placement = cache.place(tokens, len(tokens) + runtime.pass_tile, need_logits=False)
             writer = SequenceWriter(
                 runtime,
                 placement.seq,

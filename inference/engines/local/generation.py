@@ -104,7 +104,8 @@ def run_generation(
     started = time.perf_counter() - prompt.seconds
     stats, healed = prompt.stats, prompt.healed
     tokens, reserve = healed.tokens, _reserve(request)
-    placement = cache.place(tokens, len(tokens) + reserve * request.n)
+    # room for the answers, and for a padded pass's cells (pass_plan.py)
+    placement = cache.place(tokens, len(tokens) + reserve * request.n + runtime.pass_tile)
     cache.pin(placement.seq)
     writer = SequenceWriter(
         runtime, placement.seq, tokens[: placement.reused], _lending(guard, lend, stats)

@@ -21,6 +21,9 @@ class Runtime(Protocol):
     serializes calls."""
 
     add_bos: bool  # the tokenizer prepends BOS to a prompt
+    # A pass of fewer rows than this costs more per row than one this long (0: no such
+    # step): prefills are cut and padded to it (pass_plan.py).
+    pass_tile: int
 
     def tokenize(self, text: str, add_bos: bool, special: bool = False) -> list[int]:
         """`special`: parse control-token text such as <|im_start|> (prompt templates)."""

@@ -69,6 +69,7 @@ class TorchRuntime:
         self.device = loaded.device
         self.shape = _shape(self.model)
         self.add_bos = bool(getattr(self.tokenizer, "add_bos_token", False))
+        self.pass_tile = 0  # no pass length is cheaper per row than a shorter one
         self._caches: dict[int, Any] = {}
         self._eog = self._end_tokens()
         self._special = frozenset(int(t) for t in self.tokenizer.all_special_ids)
