@@ -96,6 +96,15 @@ def did_change(uri: str, version: int, character: int) -> dict[str, Any]:
     return {"method": "textDocument/didChange", "params": params}
 
 
+async def open_file(path: str, root: Path, name: str) -> tuple[SocketClient, str]:
+    """A new editor with `name` ("a = 1") open: the client and the file's uri."""
+    client = await connect(path, root)
+    uri = (root / name).as_uri()
+    (root / name).write_text("a = 1\n")
+    client.send(did_open(uri, "a = 1\n"))
+    return client, uri
+
+
 def next_edit(uri: str, line: int, character: int) -> dict[str, Any]:
     position = {"line": line, "character": character}
     return {"textDocument": {"uri": uri}, "position": position}
@@ -105,10 +114,7 @@ async def test_typing_warms_the_predictor_once_it_pauses(
     setup: tuple[Hub, FixedPredictor, Path, str],
 ) -> None:
     _, predictor, root, path = setup
-    client = await connect(path, root)
-    uri = (root / "w.py").as_uri()
-    (root / "w.py").write_text("a = 1\n")
-    client.send(did_open(uri, "a = 1\n"))
+    client, uri = await open_file(path, root, "w.py")
     assert "result" in await client.call("shadowtab/nextEdit", next_edit(uri, 0, 5))
     for version in range(2, 12):  # a burst of keystrokes: one warm after it, not ten
         client.send(did_change(uri, version, 5))
@@ -122,10 +128,7 @@ async def test_an_editor_that_asks_only_ghost_text_is_not_warmed_for_next_edits(
     setup: tuple[Hub, FixedPredictor, Path, str],
 ) -> None:
     _, predictor, root, path = setup
-    client = await connect(path, root)
-    uri = (root / "g.py").as_uri()
-    (root / "g.py").write_text("a = 1\n")
-    client.send(did_open(uri, "a = 1\n"))
+    client, uri = await open_file(path, root, "g.py")
     for version in range(2, 6):
         client.send(did_change(uri, version, 5))
     await eventually(lambda: "follow" in predictor.calls or None)
@@ -160,10 +163,7 @@ async def test_a_keystroke_warms_the_cursor_at_once_and_the_rest_after_the_pause
 async def keystrokes_behind_a_full_warm(
     predictor: HoldingWarmPredictor, root: Path, path: str
 ) -> None:
-    client = await connect(path, root)
-    uri = (root / "k.py").as_uri()
-    (root / "k.py").write_text("a = 1\n")
-    client.send(did_open(uri, "a = 1\n"))
+    client, uri = await open_file(path, root, "k.py")
     assert "result" in await client.call("shadowtab/nextEdit", next_edit(uri, 0, 5))
     client.send(did_change(uri, 2, 5))
     await eventually(lambda: "follow" in predictor.calls or None)  # not waiting for a pause
