@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from shadowtab.inference import default_model_path
+from shadowtab.inference import LlamaCppEngine, default_model_path
 from shadowtab.inference.engines.llama_cpp.runtime import ContextConfig, LlamaRuntime
 from shadowtab.inference.engines.local.cpu_load import physical_cores
 from shadowtab.inference.engines.local.decoding import (
@@ -139,3 +139,14 @@ def test_the_packaged_model_reads_a_padded_pass_as_a_plain_one() -> None:
         assert np.abs(np.exp(plain) - np.exp(padded)).max() < 0.05
     finally:
         runtime.close()
+
+
+def test_an_engine_with_no_cells_to_spare_after_its_longest_prompt_does_not_pad() -> None:
+    tight = LlamaCppEngine(n_ctx=256, kv_cache_mb=4)  # 256 cells: a prompt may fill them
+    roomy = LlamaCppEngine(n_ctx=256, kv_cache_mb=16)
+    try:
+        assert tight._ready()[0].pass_tile == 0
+        assert roomy._ready()[0].pass_tile == 64
+    finally:
+        tight.close()
+        roomy.close()

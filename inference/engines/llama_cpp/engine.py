@@ -101,6 +101,8 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
             runtime.close()
             raise
         self._attach_adapter(runtime)
+        if runtime.n_cells < self.n_ctx + runtime.pass_tile:
+            runtime.pass_tile = 0  # no cells for padding rows after the longest prompt
         budget = max(min(capacity, runtime.n_cells), 1)
         cache = PrefixCache(runtime, RESIDENT_PREFIXES, budget, runtime.n_cells)
         return runtime, cache
