@@ -58,6 +58,11 @@ MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use tem
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
 WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
 MB = 1024 * 1024
+# RequestStats fields summed over requests in stats()
+TOTALS = (
+    "prompt_tokens", "reused_prompt_tokens", "evaluated_prompt_tokens", "generated_tokens",
+    "draft_tokens", "accepted_draft_tokens", "near_ties", "near_tie_flips", "healed_tokens",
+)  # fmt: skip
 
 
 R = TypeVar("R", bound=Runtime)
@@ -191,6 +196,8 @@ class LocalEngine(Generic[R]):
             stats = RequestStats()
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
+            if cache.holds(tokens):  # placed, it would cut the answer after it (a draft)
+                return stats
             # room for a padded pass's cells too (pass_plan.py)
             placement = cache.place(tokens, len(tokens) + runtime.pass_tile, need_logits=False)
             writer = SequenceWriter(
@@ -383,16 +390,6 @@ class LocalEngine(Generic[R]):
     def _add_totals(self, stats: RequestStats) -> None:
         if self._runtime is not None and self._cache is not None:  # called inside the gate
             self._cache_snapshot = self._cache.info(self._runtime.kv_bytes_per_token())
-        for key in (
-            "prompt_tokens",
-            "reused_prompt_tokens",
-            "evaluated_prompt_tokens",
-            "generated_tokens",
-            "draft_tokens",
-            "accepted_draft_tokens",
-            "near_ties",
-            "near_tie_flips",
-            "healed_tokens",
-        ):
+        for key in TOTALS:
             self._totals[key] = self._totals.get(key, 0) + getattr(stats, key)
         self._totals["requests"] = self._totals.get("requests", 0) + 1

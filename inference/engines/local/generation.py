@@ -12,6 +12,7 @@ import numpy as np
 
 from ..api import Completion, RequestStats
 from ..text_output import Emit, TextAssembler
+from .continuation import drafted_greedy
 from .decoding import (
     Generation,
     Guard,
@@ -104,6 +105,8 @@ def run_generation(
     started = time.perf_counter() - prompt.seconds
     stats, healed = prompt.stats, prompt.healed
     tokens, reserve = healed.tokens, _reserve(request)
+    # a plain continuation's draft: the model's previous answer after this prompt
+    earlier = cache.continuation(tokens, request.max_tokens) if request.draft is None else []
     # room for the answers, and for a padded pass's cells (pass_plan.py)
     placement = cache.place(tokens, len(tokens) + reserve * request.n + runtime.pass_tile)
     cache.pin(placement.seq)
@@ -116,6 +119,7 @@ def run_generation(
     try:
         draft = _draft_tokens(runtime, request)
         head_inputs = first_pass_inputs(draft or [], request.policy, request.max_tokens)
+        head_inputs = head_inputs or earlier
         rows = prefill_with_head(writer, tokens, head_inputs, request.prefill_chunk)
         first = rows[0]
         head = Head(head_inputs, rows[1:]) if head_inputs and len(rows) > 1 else None
@@ -129,7 +133,10 @@ def run_generation(
         )
         first = sink.constrain(first)  # the alternatives' first tokens heal too
         ties = TieCheck(request.tie_seq) if request.tie_seq is not None else None
-        _decode_best(writer, first, draft, sink, stats, ties, request.policy, head)
+        if draft is None:
+            drafted_greedy(writer, first, earlier, head.rows if head else None, sink, stats)
+        else:
+            speculative(writer, first, draft, sink, stats, request.policy, ties=ties, head=head)
         writer.guard = guard
         sink.result.text = sink.text.finish()
         found = [sink.result]
@@ -202,22 +209,6 @@ def _draft_tokens(runtime: Runtime, request: GenerationRequest) -> list[int] | N
     if request.draft is None or request.draft[1] != "speculative":
         return None
     return runtime.tokenize(request.draft[0], add_bos=False)
-
-
-def _decode_best(
-    writer: SequenceWriter,
-    first: Logits,
-    draft: list[int] | None,
-    sink: TokenSink,
-    stats: RequestStats,
-    ties: TieCheck | None,
-    policy: DraftPolicy,
-    head: Head | None,
-) -> None:
-    if draft is not None:
-        speculative(writer, first, draft, sink, stats, policy, ties=ties, head=head)
-    else:
-        greedy(writer, first, sink)
 
 
 def _alternatives(

@@ -107,6 +107,27 @@ class PrefixCache:
         self._make_room(target, total_tokens)
         return Placement(seq=target.seq, reused=shared)
 
+    def continuation(self, prompt: Sequence[int], limit: int) -> list[int]:
+        """What the model wrote after an earlier prompt that `prompt` extends, where a
+        resident prefix holds all of `prompt` and goes on with generated tokens: at most
+        `limit` of the tokens that follow `prompt` there ([] where none does)."""
+        best: list[int] = []
+        for prefix in self._slots.values():
+            tokens = prefix.tokens
+            generated = len(prompt) >= prefix.prompt_length > 0
+            if generated and len(tokens) > len(prompt) and _begins(prompt, tokens):
+                following = tokens[len(prompt) : len(prompt) + limit]
+                best = following if len(following) > len(best) else best
+        return best
+
+    def holds(self, prompt: Sequence[int]) -> bool:
+        """Some resident prefix begins with all of `prompt` (touched: it stays resident)."""
+        for prefix in self._slots.values():
+            if _begins(prompt, prefix.tokens):
+                self._touch(prefix)
+                return True
+        return False
+
     def record(self, seq: int, tokens: Sequence[int]) -> None:
         """The KV of `seq` now holds exactly `tokens`; then the budget is enforced and
         prefixes that another resident one holds in full are dropped."""
