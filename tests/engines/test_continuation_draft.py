@@ -112,6 +112,7 @@ def test_typing_the_models_first_token_verifies_the_rest_of_its_answer_in_one_pa
     typed = first.texts[0][: first.text_offsets[0][0]]  # the answer's first token, typed
     warmed = engine.warm(prompt + typed)  # a pause: held already, the answer kept after it
     assert warmed.evaluated_prompt_tokens == 0
+    assert warmed.reused_prompt_tokens == warmed.prompt_tokens
     again = engine.complete(prompt + typed, 11)
     assert again.stats.accepted_draft_tokens >= 8
     assert again.stats.forward_passes <= 3

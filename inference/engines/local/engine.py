@@ -197,6 +197,7 @@ class LocalEngine(Generic[R]):
             started = time.perf_counter()
             tokens = self._prompt_tokens(runtime, prompt, 0, stats)
             if cache.holds(tokens):  # placed, it would cut the answer after it (a draft)
+                stats.reused_prompt_tokens = len(tokens)
                 return stats
             # room for a padded pass's cells too (pass_plan.py)
             placement = cache.place(tokens, len(tokens) + runtime.pass_tile, need_logits=False)
