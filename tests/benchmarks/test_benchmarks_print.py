@@ -42,6 +42,7 @@ REDUCED_RUNS = {
     ),
     "adapter_merge.py": (["--quick"], "merged_prefill_over_attached"),
     "next_edit_eval.py": (["--quick"], "precision"),
+    "ghost_keystrokes.py": (["--quick", "--weights", "q8_0"], "p50_ms"),  # q8_0 as above
     "ghost_rejoin.py": (["--cases", "3"], "rejoined_eol"),
     "ghost_partial_rewrite.py": (["--cases", "2"], "cursor_line_p50_ms"),
     "ghost_confidence.py": (["--cases", "3", "--typing-cases", "1"], "chosen_threshold"),
