@@ -1,7 +1,8 @@
 """A rewrite's first draft tokens verified in the prefill's last pass (draft.py
 `verify_in_prefill`, speculative.Head) on a scripted model: the same output as with a
 pass of their own, one pass fewer where the answer begins as the draft does, and the KV
-holding exactly the prompt and the output where it does not."""
+holding exactly the prompt and the output where it does not; with the setting off, only
+in rows a pass padded to the attention tile computes anyway."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def rewrite(answer: list[int], in_prefill: bool) -> tuple[list[int], int, list[i
     writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
     policy = DraftPolicy(verify_in_prefill=in_prefill, stop_after_rejoined_lines=0)
     inputs = first_pass_inputs(DRAFT, policy, 400)
-    rows = prefill_with_head(writer, PROMPT, inputs, CHUNK)
+    rows = prefill_with_head(writer, PROMPT, inputs, CHUNK, only_free=not in_prefill)
     head = Head(inputs, rows[1:]) if inputs and len(rows) > 1 else None
     sink = TokenSink(runtime, 400, TextAssembler([]), lambda: 0.0)  # type: ignore[arg-type]
     speculative(writer, rows[0], DRAFT, sink, RequestStats(), policy, head=head)
@@ -77,3 +78,18 @@ def test_a_head_that_does_not_fit_in_the_last_pass_is_left_out() -> None:
     writer = SequenceWriter(LinedRuntime(answering(DRAFT)), 0, [], lambda: None)  # type: ignore[arg-type]
     rows = prefill_with_head(writer, prompt[:-3], DRAFT[:4], CHUNK)
     assert len(rows) == 5 and writer.tokens == [*prompt[:-3], *DRAFT[:4]]
+
+
+def test_off_the_head_rides_only_in_rows_a_pass_padded_to_the_tile_computes_anyway() -> None:
+    """A pass of 8-15 rows is padded to a tile of 16 (pass_plan.py): a 5-token head fits
+    in the padding after 10 prompt rows, not after 14, and a 5-row pass is not padded."""
+    head = first_pass_inputs(DRAFT, DraftPolicy(), max_tokens=5)
+    assert len(head) == 5
+    for length, rides in ((10, True), (14, False), (5, False)):
+        runtime = LinedRuntime(answering(DRAFT))
+        runtime.pass_tile = 16
+        writer = SequenceWriter(runtime, 0, [], lambda: None)  # type: ignore[arg-type]
+        prompt = list(range(1, length + 1))
+        rows = prefill_with_head(writer, prompt, head, CHUNK, only_free=True)
+        assert (len(rows) == 1 + len(head)) == rides, length
+        assert runtime.kv[0] == writer.tokens

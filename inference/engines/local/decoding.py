@@ -67,14 +67,19 @@ def prefill(writer: SequenceWriter, prompt: Sequence[int], chunk: int) -> Logits
 
 
 def prefill_with_head(
-    writer: SequenceWriter, prompt: Sequence[int], head: Sequence[int], chunk: int
+    writer: SequenceWriter,
+    prompt: Sequence[int],
+    head: Sequence[int],
+    chunk: int,
+    only_free: bool = False,
 ) -> Logits:
     """Evaluate the prompt's uncached tail, then `head` (tokens the answer is expected to
     begin with: a rewrite's first draft tokens), in chunks; the logits (copies) after the
     prompt's last token and after each head token. The head rides in the prefill's last
     pass, so verifying it costs no pass of its own (speculative.py's `head`); where it
     does not fit in that pass it is left out (one row: the prompt's), so a pass is never
-    longer than `chunk` nor the head split over two."""
+    longer than `chunk` nor the head split over two. `only_free`: only where the pass
+    computes its rows anyway (padded to the tile: pass_plan.py)."""
     wanted = len(prompt) - 1  # the first position whose logits are returned
     begin = len(writer.tokens)
     if begin > wanted:
@@ -82,7 +87,8 @@ def prefill_with_head(
     tile = writer.runtime.pass_tile
     sizes = pass_sizes(len(prompt) - begin, chunk, tile)
     sequence = list(prompt)
-    if sizes[-1] + len(head) <= chunk:
+    room = padded_rows(sizes[-1], tile) if only_free else chunk
+    if sizes[-1] + len(head) <= min(room, chunk):
         sequence += head
         sizes[-1] += len(head)
     found: list[Logits] = []

@@ -74,10 +74,11 @@ class DraftPolicy:
     # re-join's. 0: off.
     lookup_match_tokens: int = 6
     lookup_tokens: int = 8
-    # True: the first pass's draft tokens ride in the prefill's last pass
-    # (speculative.Head), one pass fewer where the answer begins as the original does.
-    # Off: alone it is 0.72x the request time (benchmarks/verify_in_prefill.py), but the
-    # daemon's next edit measured slower with it (docs/MEASUREMENTS.md, 2026-12-06).
+    # The first pass's draft tokens ride in the prefill's last pass (speculative.Head),
+    # one pass fewer where the answer begins as the original does. True: wherever they
+    # fit; False: only in rows that pass computes anyway (a pass padded to the attention
+    # tile, pass_plan.py). Rows of their own cost more than the pass they save where the
+    # model ends at once (docs/MEASUREMENTS.md, 2026-12-06).
     verify_in_prefill: bool = False
 
     @property

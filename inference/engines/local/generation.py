@@ -120,7 +120,8 @@ def run_generation(
         draft = _draft_tokens(runtime, request)
         head_inputs = first_pass_inputs(draft or [], request.policy, request.max_tokens)
         head_inputs = head_inputs or earlier
-        rows = prefill_with_head(writer, tokens, head_inputs, request.prefill_chunk)
+        only_free = draft is not None and not request.policy.verify_in_prefill
+        rows = prefill_with_head(writer, tokens, head_inputs, request.prefill_chunk, only_free)
         first = rows[0]
         head = Head(head_inputs, rows[1:]) if head_inputs and len(rows) > 1 else None
         sink = TokenSink(

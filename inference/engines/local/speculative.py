@@ -146,9 +146,9 @@ def first_pass_inputs(
 ) -> list[int]:
     """What the first pass would verify when the model begins as the draft does: the
     draft's first token, then the proposal the cursor makes after it ([] without a
-    draft, or where the policy says not to). The prefill evaluates them in its last
-    pass (`Head`)."""
-    if not draft or max_tokens <= 0 or (policy is not None and not policy.verify_in_prefill):
+    draft). The prefill evaluates them in its last pass (`Head`) where the policy's
+    verify_in_prefill says."""
+    if not draft or max_tokens <= 0:
         return []
     cursor = DraftCursor(draft, policy)
     cursor.pos = 0
