@@ -1,5 +1,7 @@
-"""A rewrite's first draft tokens verified in the prefill's last pass, or in a pass of
-their own (inference/engines/local/draft.py `verify_in_prefill`), side by side in one run.
+"""A rewrite's first draft tokens verified in the prefill's last pass wherever they fit,
+or only in rows a pass padded to the attention tile computes anyway and otherwise in a
+pass of their own (inference/engines/local/draft.py `verify_in_prefill` on and off),
+side by side in one run.
 
     python -m benchmarks.verify_in_prefill [--reps 6] [--weights auto|q8_0|bf16]
         [--data-dir DIR]
