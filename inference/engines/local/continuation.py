@@ -33,20 +33,19 @@ def drafted_greedy(
         return
     base = len(writer.tokens) - len(draft)  # where the draft's KV begins
     row = sink.constrain(first)
-    for position, drafted in enumerate(draft):
+    accepted = 0
+    for drafted in draft:
         token = int(np.argmax(row))
         if token != drafted:  # the model leaves the draft here: the rest is not its answer
-            writer.truncate(base + position)
-            _account(stats, draft, position)
-            if not sink.push(token, gap_of(row, token), log_prob(row, token)):
-                greedy(writer, writer.eval([token], [0])[0], sink)
-            return
+            break
         if sink.push(token, gap_of(row, token), log_prob(row, token)):
-            writer.truncate(base + position + 1)  # the draft's rest is not this answer's
-            _account(stats, draft, position + 1)
+            writer.truncate(base + accepted + 1)  # the draft's rest is not this answer's
+            _account(stats, draft, accepted + 1)
             return
-        row = sink.constrain(rows[position])
-    _account(stats, draft, len(draft))
+        row = sink.constrain(rows[accepted])
+        accepted += 1
+    writer.truncate(base + accepted)
+    _account(stats, draft, accepted)
     token = int(np.argmax(row))
     if not sink.push(token, gap_of(row, token), log_prob(row, token)):
         greedy(writer, writer.eval([token], [0])[0], sink)

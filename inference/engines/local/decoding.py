@@ -87,8 +87,8 @@ def prefill_with_head(
     tile = writer.runtime.pass_tile
     sizes = pass_sizes(len(prompt) - begin, chunk, tile)
     sequence = list(prompt)
-    room = padded_rows(sizes[-1], tile) if only_free else chunk
-    if sizes[-1] + len(head) <= min(room, chunk):
+    room = min(padded_rows(sizes[-1], tile), chunk) if only_free else chunk
+    if sizes[-1] + len(head) <= room:
         sequence += head
         sizes[-1] += len(head)
     found: list[Logits] = []
