@@ -56,6 +56,9 @@ def test_a_choice_is_kept_for_its_cpu_only(tmp_path: Path) -> None:
     assert loaded is not None and loaded.weights == "bf16" and not loaded.measured_now
     assert loaded.timings == choice.timings
     assert load_choice(path, "cpu-b") is None  # another CPU: measure again
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "prompt_tokens": weight_choice.PROMPT // 4}))
+    assert load_choice(path, "cpu-a") is None  # timed after another prompt: again
     path.write_text("{not json")
     assert load_choice(path, "cpu-a") is None  # unreadable: measure again, never fail
 

@@ -46,7 +46,10 @@ FALLBACK = "q8_0"
 CHOICE_FILE = "weights-choice.json"
 # passes of k + 1 tokens for draft.py's ladder of draft lengths (the pending token + k)
 PASS_SIZES = (9, 17, 33, 64, 128)
-PROMPT = 128  # tokens in the KV before each timed pass
+# Tokens in the KV before each timed pass: a next-edit prompt's length. Attention's cost
+# grows with it, and unevenly: where llama.cpp's tiled kernel starts (64 rows), a pass of
+# 33 after 512 tokens costs more than one of 64, and after 128 less.
+PROMPT = 512
 REPEATS = 5
 # The next edit the estimate stands for: a prompt's cold part prefilled, then a rewrite
 # of the editable window whose tokens are mostly copied from the draft (verified in
@@ -199,7 +202,7 @@ def _busy_since(before: CpuTimes | None) -> float:
 def time_side_by_side(
     paths: dict[str, Path], n_threads: int, on_progress: Callable[[float], None] | None = None
 ) -> list[WeightTiming]:
-    """A decode step and passes of PASS_SIZES tokens after a 128-token prompt, for every
+    """A decode step and passes of PASS_SIZES tokens after a PROMPT-token prompt, for every
     candidate in turn, REPEATS rounds: the fastest of each (a busy machine slows single
     runs; interleaving and the minimum keep that from choosing)."""
     runtimes: dict[str, LlamaRuntime] = {}
@@ -225,10 +228,11 @@ def _timing_runtime(path: Path, n_threads: int) -> LlamaRuntime:
     runtime = LlamaRuntime(path, None)
     try:
         top = max(PASS_SIZES)
-        config = ContextConfig(n_cells=512, n_seq_max=1, n_threads=n_threads, n_batch=top)
+        config = ContextConfig(n_cells=PROMPT + top, n_seq_max=1, n_threads=n_threads, n_batch=top)
         runtime.open_context(config)
         prompt = runtime.tokenize(SAMPLE.read_text(), add_bos=True)[:PROMPT]
-        runtime.decode(prompt, 0, 0, [PROMPT - 1])
+        for start in range(0, PROMPT, top):
+            runtime.decode(prompt[start : start + top], 0, start, [])
     except BaseException:
         runtime.close()
         raise
@@ -245,11 +249,12 @@ def _timed_pass(runtime: LlamaRuntime, tokens: list[int], k: int) -> float:
 
 
 def load_choice(path: Path, signature: str) -> WeightChoice | None:
-    """The saved choice when it was measured on this CPU; None otherwise or unreadable."""
+    """The saved choice when it was measured on this CPU, as PROMPT says; None otherwise
+    or unreadable."""
     try:
         data = json.loads(path.read_text())
-        if data.get("cpu") != signature:
-            return None
+        if data.get("cpu") != signature or data.get("prompt_tokens") != PROMPT:
+            return None  # another CPU, or timed after a prompt of another length
         timings = tuple(
             WeightTiming(
                 t["weights"], float(t["step_s"]), {int(k): float(v) for k, v in t["pass_s"].items()}
@@ -268,6 +273,7 @@ def save_choice(path: Path, choice: WeightChoice) -> None:
     data = {
         "weights": choice.weights,
         "cpu": choice.cpu,
+        "prompt_tokens": PROMPT,
         "timings": [asdict(t) for t in choice.timings],
         "others_busy": choice.others_busy,
         "attempts": choice.attempts,
