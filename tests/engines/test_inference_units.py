@@ -92,16 +92,6 @@ def test_draft_length_adapts() -> None:
     assert cursor.k == 4 and cursor.pos is None  # the longest rung <= accepted + 1
 
 
-def test_a_longer_rung_is_taken_past_one_that_costs_more() -> None:
-    """Measured after a next-edit prompt's length, a pass of 33 costs more than one of 64
-    (the tiled attention kernel): from 16 the draft goes to 63, not to 32."""
-    after_long_prompt = ((1, 1.0), (9, 3.4), (17, 5.7), (33, 10.2), (64, 6.7), (128, 12.1))
-    policy = DraftPolicy(cost_curve=after_long_prompt)
-    assert policy.worth_longer(16, 0.95) == 63
-    assert policy.worth_longer(16, 0.3) == 16  # unsure: no longer rung pays
-    assert DraftPolicy().worth_longer(16, 0.95) == 16  # the default curve: 64 costs 16.7
-
-
 def test_low_acceptance_keeps_passes_short() -> None:
     policy = DraftPolicy(prior_acceptance=0.6)
     cursor = DraftCursor(list(range(400)), policy)

@@ -19,6 +19,7 @@ from shadowtab.inference.engines.llama_cpp.weight_choice import (
     cpu_signature,
     load_choice,
     save_choice,
+    saved_curve,
 )
 
 CPU = "model name\t: Some CPU\nflags\t\t: sse avx2 fma\nphysical id\t: 0\ncore id\t\t: 0\n"
@@ -61,6 +62,16 @@ def test_a_choice_is_kept_for_its_cpu_only(tmp_path: Path) -> None:
     assert load_choice(path, "cpu-a") is None  # timed after another prompt: again
     path.write_text("{not json")
     assert load_choice(path, "cpu-a") is None  # unreadable: measure again, never fail
+
+
+def test_a_type_set_by_hand_drafts_by_the_costs_auto_measured_for_it(tmp_path: Path) -> None:
+    assert saved_curve(tmp_path, "q8_0") is None  # nothing measured: the built-in curve
+    q8, bf16 = timing("q8_0", 0.01, 0.3), timing("bf16", 0.02, 0.2)
+    save_choice(tmp_path / CHOICE_FILE, WeightChoice("bf16", cpu_signature(), (q8, bf16)))
+    assert saved_curve(tmp_path, "q8_0") == q8.cost_curve()
+    assert saved_curve(tmp_path, "f16") is None  # not a candidate then
+    save_choice(tmp_path / CHOICE_FILE, WeightChoice("bf16", "another-cpu", (q8, bf16)))
+    assert saved_curve(tmp_path, "q8_0") is None  # measured on another CPU
 
 
 def test_a_measurement_on_a_busy_machine_is_measured_again_at_the_next_starts(

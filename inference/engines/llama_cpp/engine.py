@@ -19,7 +19,7 @@ from ..settings import ENGINE_DEFAULTS
 from .merged_adapter import adapter_format_of, merged_and_converted
 from .requantize import requantize
 from .runtime import ContextConfig, LlamaRuntime, ModelShape
-from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights
+from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights, saved_curve
 
 TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
 # Off: re-deciding near ties with single-token steps does not make speculative output
@@ -171,6 +171,8 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         weights = self._requantize_to
         if weights == AUTO:
             weights = self._measured_weights(on_progress)
+        elif (curve := saved_curve(self.data_dir / "models", weights)) is not None:
+            self._policy = DraftPolicy(cost_curve=curve)
         merged = self._merged_file(weights) if self.merge_adapter else None
         if merged is not None:
             return merged

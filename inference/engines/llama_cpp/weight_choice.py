@@ -111,9 +111,10 @@ class WeightChoice:
             },
         }
 
-    def curve(self) -> tuple[tuple[int, float], ...] | None:
+    def curve(self, weights: str | None = None) -> tuple[tuple[int, float], ...] | None:
+        """The pass-cost curve measured for `weights` (None: the chosen type)."""
         for timing in self.timings:
-            if timing.weights == self.weights:
+            if timing.weights == (weights or self.weights):
                 return timing.cost_curve()
         return None
 
@@ -265,6 +266,13 @@ def load_choice(path: Path, signature: str) -> WeightChoice | None:
         return WeightChoice(str(data["weights"]), signature, timings, False, busy, attempts)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def saved_curve(cache_dir: Path, weights: str) -> tuple[tuple[int, float], ...] | None:
+    """The pass-cost curve of `weights` from the choice saved for this CPU, where "auto"
+    measured one: a type set by hand then drafts by its measured costs too."""
+    saved = load_choice(cache_dir / CHOICE_FILE, cpu_signature())
+    return saved.curve(weights) if saved is not None else None
 
 
 def save_choice(path: Path, choice: WeightChoice) -> None:

@@ -89,20 +89,19 @@ class DraftPolicy:
     def k_max(self) -> int:
         return self.ladder[-1]
 
+    def longer(self, k: int) -> int:
+        return next((rung for rung in self.ladder if rung > k), self.k_max)
+
     def at_most(self, k: int) -> int:
         return max((rung for rung in self.ladder if rung <= k), default=self.k_min)
 
     def worth_longer(self, k: int, acceptance: float) -> int:
-        """The longer rung that costs fewest steps per token at this acceptance, else k.
-        Any longer rung, not only the next: where the tiled kernels start (64 rows) a pass
-        of 64 can cost less than one of 33, so the rung between is never worth it while
-        the one after it is."""
-        best, best_cost = k, steps_per_token(k, acceptance, self.cost_curve)
-        for rung in (r for r in self.ladder if r > k):
-            cost = steps_per_token(rung, acceptance, self.cost_curve)
-            if cost <= best_cost:
-                best, best_cost = rung, cost
-        return best
+        """The next rung when it costs fewer steps per token at this acceptance, else k."""
+        longer = self.longer(k)
+        cheaper = steps_per_token(longer, acceptance, self.cost_curve) <= steps_per_token(
+            k, acceptance, self.cost_curve
+        )
+        return longer if cheaper else k
 
 
 class DraftCursor:
