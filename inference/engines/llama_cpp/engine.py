@@ -171,8 +171,7 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         weights = self._requantize_to
         if weights == AUTO:
             weights = self._measured_weights(on_progress)
-        elif (curve := saved_curve(self.data_dir / "models", weights)) is not None:
-            self._policy = DraftPolicy(cost_curve=curve)
+        self._draft_by_measured_costs(weights)
         merged = self._merged_file(weights) if self.merge_adapter else None
         if merged is not None:
             return merged
@@ -203,8 +202,8 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         return merged
 
     def _measured_weights(self, on_progress: Callable[[float], None] | None) -> str:
-        """engine.weights = "auto": the type measured fastest on this CPU (the draft
-        lengths then follow its measured pass costs); FALLBACK when measuring fails."""
+        """engine.weights = "auto": the type measured fastest on this CPU; FALLBACK when
+        measuring fails."""
         assert self.data_dir is not None
         try:
             self.weight_choice = choose_weights(
@@ -213,10 +212,17 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         except (EngineError, OSError) as exc:
             logger.warning("engine.weights auto: measuring failed (%s); using %s", exc, FALLBACK)
             return FALLBACK
-        curve = self.weight_choice.curve()
+        return self.weight_choice.weights
+
+    def _draft_by_measured_costs(self, weights: str) -> None:
+        """Draft lengths follow the pass costs measured for `weights` on this CPU (this
+        start's measurement, else the one saved by an earlier "auto"), where there is one;
+        a type set by hand too."""
+        assert self.data_dir is not None
+        measured = self.weight_choice.curve(weights) if self.weight_choice is not None else None
+        curve = measured or saved_curve(self.data_dir / "models", weights)
         if curve is not None:
             self._policy = DraftPolicy(cost_curve=curve)
-        return self.weight_choice.weights
 
 
 def context_cells(n_ctx: int, capacity: int, n_ctx_train: int) -> int:
