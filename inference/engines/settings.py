@@ -64,9 +64,10 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "engine.context_size",
-        4096,
+        1536,
         "integer >= 256",
-        "The model's context in tokens; longer prompts lose their stable start.",
+        "Each cached prompt's room in tokens, its answer included; longer prompts lose "
+        "their stable start. The KV cache gives every cached prompt this much memory.",
         checks.integer(256),
         in_env=True,
         old_env=("SHADOWTAB_CONTEXT_SIZE",),
@@ -85,10 +86,10 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "engine.kv_cache_mb",
-        256,
+        544,
         "integer >= 1",
-        "Memory for cached prompt prefixes (KV cache), in MB; converted to tokens from "
-        "the model's own shape.",
+        "Memory for cached prompts (KV cache), in MB: as many prompts of "
+        "engine.context_size tokens as fit (from the model's own shape; llama.cpp: 4 to 16).",
         checks.integer(1),
         in_env=True,
         old_env=("SHADOWTAB_KV_CACHE_MB",),

@@ -23,7 +23,7 @@ PROMPTS = (
 @pytest.fixture(scope="module")
 def runtime() -> Iterator[LlamaRuntime]:
     instance = LlamaRuntime(default_model_path(), None)
-    config = ContextConfig(n_cells=1024, n_seq_max=4, n_threads=physical_cores(), n_batch=64)
+    config = ContextConfig(1024, n_seq_max=4, n_threads=physical_cores(), n_batch=64)
     instance.open_context(config)
     yield instance
     instance.close()

@@ -1,4 +1,4 @@
-"""Prefix reuse, warming (and its preemption), eviction under a tiny budget."""
+"""Prefix reuse, warming (and its preemption), the prompts kept resident."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 from inference_samples import FIB, SORT, long_code
-from shadowtab.inference import Completion, LlamaCppEngine
+from shadowtab.inference import Completion, EngineOptions, LlamaCppEngine
 from shadowtab.inference.engines.api import CancelEvent, Cancelled, RequestStats
+from shadowtab.inference.engines.llama_cpp.engine import kv_sequences
+from shadowtab.inference.engines.local.engine import MB
 from shadowtab.inference.engines.local.runtime import Interrupted
 from test_inference_speculative import assert_equal_up_to_near_ties
 
@@ -17,7 +19,8 @@ from test_inference_speculative import assert_equal_up_to_near_ties
 def test_kv_bytes_per_token_matches_model_shape_and_native_state(engine: LlamaCppEngine) -> None:
     info = engine.cache_info()
     assert info.bytes_per_token == 30 * 3 * 64 * 2 * 2  # SmolLM2-135M: GQA, 3 KV heads, f16
-    assert info.capacity_tokens == 64 * 1024 * 1024 // info.bytes_per_token
+    stats = engine.stats()  # a stream of context_cells per sequence, as many as fit (>= 4)
+    assert info.capacity_tokens == stats["kv_sequences"] * stats["context_cells"]
     prompt = long_code(1200)
     engine.complete(prompt, 1)
     runtime, cache = engine._ready()  # white box: what llama.cpp itself reports
@@ -59,14 +62,21 @@ def test_eight_editors_in_two_files_each_keep_their_prompts_resident(
     engine: LlamaCppEngine,
 ) -> None:
     """Sixteen prompts in turn, each asked again after the others (eight editors typing in
-    their own file and a shared one): each is still resident, none prefilled cold."""
-    engine.clear_cache()
-    prompts = [f"# editor {n // 2}, file {n % 2}\n{SORT}x{n} = " for n in range(16)]
-    for prompt in prompts:
-        engine.complete(prompt, 1)
-    for n, prompt in enumerate(prompts):
-        again = engine.complete(prompt + f"{n}", 1)
-        assert again.stats.evaluated_prompt_tokens <= 4, n
+    their own file and a shared one): each is still resident, none prefilled cold. The
+    daemon's budget (engine.kv_cache_mb) holds sixteen streams of engine.context_size."""
+    daemon = EngineOptions()
+    per_token = engine.cache_info().bytes_per_token
+    assert kv_sequences(daemon.kv_cache_mb, daemon.context_size, per_token) == 16
+    roomy = LlamaCppEngine(n_ctx=256, kv_cache_mb=16 * 256 * per_token / MB)
+    try:
+        prompts = [f"# editor {n // 2}, file {n % 2}\n{SORT}x{n} = " for n in range(16)]
+        for prompt in prompts:
+            roomy.complete(prompt, 1)
+        for n, prompt in enumerate(prompts):
+            again = roomy.complete(prompt + f"{n}", 1)
+            assert again.stats.evaluated_prompt_tokens <= 4, n
+    finally:
+        roomy.close()
 
 
 def test_two_documents_stay_resident(engine: LlamaCppEngine) -> None:
@@ -220,25 +230,10 @@ def test_a_rewrite_lends_the_engine_to_a_continuation_and_answers_the_same(
 
 @pytest.fixture(scope="module")
 def tiny_engine() -> Iterator[LlamaCppEngine]:
-    # 220 tokens of KV budget: one ~150-token document fits, two do not
-    instance = LlamaCppEngine(n_ctx=512, kv_cache_mb=220 * 23040 / 1024 / 1024)
+    # a budget below one stream: the floor of MIN_SEQUENCES streams of 512 cells
+    instance = LlamaCppEngine(n_ctx=512, kv_cache_mb=1)
     yield instance
     instance.close()
-
-
-def test_eviction_under_a_tiny_budget(tiny_engine: LlamaCppEngine) -> None:
-    doc_a = "# doc a\n" + long_code(500)
-    doc_b = "// doc b\n" + SORT * 4
-    info = tiny_engine.cache_info()
-    assert info.capacity_tokens == 220
-    tiny_engine.complete(doc_a, 1)
-    tiny_engine.complete(doc_b, 1)
-    info = tiny_engine.cache_info()
-    assert info.used_tokens <= 220 and len(info.resident_prefixes) == 1
-    again_a = tiny_engine.complete(doc_a, 1)
-    assert again_a.stats.reused_prompt_tokens == 0  # doc a was evicted (LRU)
-    again_a2 = tiny_engine.complete(doc_a, 1)
-    assert again_a2.stats.reused_prompt_tokens == again_a2.stats.prompt_tokens - 1
 
 
 def test_clear_cache_makes_the_next_request_cold(tiny_engine: LlamaCppEngine) -> None:

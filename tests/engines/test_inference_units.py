@@ -189,6 +189,28 @@ def test_prefix_cache_evicts_least_recently_used_over_budget() -> None:
     assert sorted(cache.info(1).resident_prefixes) == [40, 40]
 
 
+def test_borrowed_sequences_come_free_or_from_the_least_recent_and_go_back_empty() -> None:
+    """Extra candidates borrow whole sequences (a stream each): free ones first, then the
+    least recently used prefixes', never a pinned one (the request's own)."""
+    ops = RecordingOps()
+    cache = PrefixCache(ops, n_slots=3, capacity_tokens=1000, n_cells=1000)
+    docs = [[d, *range(d * 100, d * 100 + 9)] for d in (1, 2)]
+    seqs = []
+    for doc in docs:
+        placed = cache.place(doc, len(doc))
+        cache.record(placed.seq, doc)
+        seqs.append(placed.seq)
+    cache.pin(seqs[1])  # the request asking for candidates
+    lent = cache.borrow(3)
+    assert len(lent) == 2 and seqs[1] not in lent and seqs[0] in lent  # one free, one evicted
+    assert ("rm", seqs[0], 0, -1) in ops.calls
+    assert cache.borrow(1) == []  # nothing left to lend
+    cache.give_back(lent)
+    cache.unpin(seqs[1])
+    assert cache.info(1).resident_prefixes == [10]
+    assert len(cache.borrow(2)) == 2
+
+
 def test_a_prompt_sharing_only_the_head_forks_and_both_stay_resident() -> None:
     """Ghost text's continuation shares the next-edit prompt's first section; placed in
     place it would discard the next-edit prompt's tail (and that one its own)."""

@@ -119,7 +119,8 @@ def test_the_packaged_model_reads_a_padded_pass_as_a_plain_one() -> None:
     """50 prompt tokens in one pass, padded to 64 rows or not: the same next token, and
     the padding's cells gone (the next pass goes at position 50)."""
     runtime = LlamaRuntime(default_model_path(), None)
-    config = ContextConfig(n_cells=512, n_seq_max=2, n_threads=physical_cores(), n_batch=128)
+    threads = physical_cores()
+    config = ContextConfig(512, n_seq_max=2, n_threads=threads, n_batch=128, flash_attention=True)
     runtime.open_context(config)
     try:
         assert runtime.pass_tile == 64  # llama.cpp's flash attention on, an f16 KV
@@ -141,12 +142,15 @@ def test_the_packaged_model_reads_a_padded_pass_as_a_plain_one() -> None:
         runtime.close()
 
 
-def test_an_engine_with_no_cells_to_spare_after_its_longest_prompt_does_not_pad() -> None:
-    tight = LlamaCppEngine(n_ctx=256, kv_cache_mb=4)  # 256 cells: a prompt may fill them
-    roomy = LlamaCppEngine(n_ctx=256, kv_cache_mb=16)
+def test_with_flash_attention_each_sequence_has_room_for_a_padded_pass() -> None:
+    """The tiled kernel's padding rows go after the longest prompt: with flash attention
+    on, each sequence's stream holds them; off (the default for an f16 KV), no tile."""
+    flash = LlamaCppEngine(n_ctx=256, kv_cache_mb=4, flash_attention=True)
+    plain = LlamaCppEngine(n_ctx=256, kv_cache_mb=4)
     try:
-        assert tight._ready()[0].pass_tile == 0
-        assert roomy._ready()[0].pass_tile == 64
+        runtime = flash._ready()[0]
+        assert runtime.pass_tile == 64 and runtime.n_cells >= 256 + 64
+        assert plain._ready()[0].pass_tile == 0
     finally:
-        tight.close()
-        roomy.close()
+        flash.close()
+        plain.close()

@@ -122,7 +122,7 @@ def generate(
         return list(prompt)
 
     request = GenerationRequest(
-        "", None, 8, ("\n",), n, None, first_spare_seq=4, min_token_p=min_token_p, heal=heal_it
+        "", None, 8, ("\n",), n, None, min_token_p=min_token_p, heal=heal_it
     )
     tokens = request_prompt(as_runtime, request, prompt_tokens, Vocabulary(as_runtime))
     return run_generation(as_runtime, cache, request, tokens, lambda: None, None)

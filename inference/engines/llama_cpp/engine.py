@@ -13,7 +13,7 @@ from ..api import EngineError, ModelLoadError
 from ..kv_types import DEFAULT_KV_TYPE, KvType, kv_type_named
 from ..local.cpu_load import ThreadChooser
 from ..local.draft import DraftPolicy
-from ..local.engine import MAX_CANDIDATES, MB, RESIDENT_PREFIXES, LocalEngine
+from ..local.engine import MB, RESIDENT_PREFIXES, LocalEngine
 from ..local.kv_cache import PrefixCache
 from ..settings import ENGINE_DEFAULTS
 from .merged_adapter import adapter_format_of, merged_and_converted
@@ -21,7 +21,11 @@ from .requantize import requantize
 from .runtime import ContextConfig, LlamaRuntime, ModelShape
 from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights, saved_curve
 
-TIE_SEQ = RESIDENT_PREFIXES + MAX_CANDIDATES  # scratch for near-tie re-decisions
+# Each sequence has its own stream of KV cells (runtime.py), allocated whole: as many as
+# engine.kv_cache_mb holds, at least MIN_SEQUENCES (a prompt and a candidate's fork), at
+# most RESIDENT_PREFIXES (one editor's prompts at its places; eight editors' in their
+# files and a shared one each).
+MIN_SEQUENCES = 4
 # Off: re-deciding near ties with single-token steps does not make speculative output
 # equal greedy's, whatever the pass length: the difference comes from the KV the batched
 # passes wrote, not from the last logits, so the re-decisions would only cost passes.
@@ -44,9 +48,9 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
     def __init__(
         self,
         model_path: str | Path | None = None,
-        n_ctx: int = 4096,
+        n_ctx: int = ENGINE_DEFAULTS["context_size"],
         n_threads: int | None = None,
-        kv_cache_mb: float = 256,
+        kv_cache_mb: float = ENGINE_DEFAULTS["kv_cache_mb"],
         on_progress: Callable[[float], None] | None = None,
         load: bool = True,
         data_dir: Path | None = None,
@@ -85,10 +89,13 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
     ) -> tuple[LlamaRuntime, PrefixCache]:
         self.loaded_model_path = self._model_file(on_progress)
         runtime = LlamaRuntime(self.loaded_model_path, on_progress)
-        capacity = int(self.kv_cache_mb * MB) // runtime.shape.kv_bytes_per_token(self.kv)
+        # room after the longest prompt for a padded pass's rows (pass_plan.py)
+        tile = ContextConfig(0, 1, 1, 1, self.kv, self.flash_attention).attention_tile()
+        cells = sequence_cells(self.n_ctx + tile, runtime.shape.n_ctx_train)
+        sequences = kv_sequences(self.kv_cache_mb, cells, runtime.shape.kv_bytes_per_token(self.kv))
         config = ContextConfig(
-            n_cells=context_cells(self.n_ctx, capacity, runtime.shape.n_ctx_train),
-            n_seq_max=TIE_SEQ + 1,
+            cells_per_sequence=cells,
+            n_seq_max=sequences + NEAR_TIE_CHECK,  # the last: near ties' scratch
             n_threads=self.n_threads,
             n_batch=BATCH_TOKENS,
             kv=self.kv,
@@ -103,8 +110,9 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         self._attach_adapter(runtime)
         if runtime.n_cells < self.n_ctx + runtime.pass_tile:
             runtime.pass_tile = 0  # no cells for padding rows after the longest prompt
-        budget = max(min(capacity, runtime.n_cells), 1)
-        cache = PrefixCache(runtime, RESIDENT_PREFIXES, budget, runtime.n_cells)
+        # each sequence's cells are its own: a request truncated to n_ctx always fits
+        total = sequences * runtime.n_cells
+        cache = PrefixCache(runtime, sequences, total, total)
         return runtime, cache
 
     def stats(self) -> dict[str, Any]:
@@ -125,13 +133,18 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
         runtime = self._runtime
         if runtime is None:
             return {}
-        return {"context_cells": runtime.n_cells, "trained_context": runtime.shape.n_ctx_train}
+        return {
+            "context_cells": runtime.n_cells,  # each sequence's
+            "kv_sequences": runtime.config.n_seq_max - NEAR_TIE_CHECK,
+            "trained_context": runtime.shape.n_ctx_train,
+        }
 
     def _before_request(self, runtime: LlamaRuntime) -> None:
         runtime.set_threads(self._threads.choose())
 
     def _tie_seq(self) -> int | None:
-        return TIE_SEQ if NEAR_TIE_CHECK else None
+        runtime = self._runtime
+        return runtime.config.n_seq_max - 1 if NEAR_TIE_CHECK and runtime else None
 
     def _draft_policy(self) -> DraftPolicy:
         return self._policy
@@ -225,12 +238,16 @@ class LlamaCppEngine(LocalEngine[LlamaRuntime]):
             self._policy = DraftPolicy(cost_curve=curve)
 
 
-def context_cells(n_ctx: int, capacity: int, n_ctx_train: int) -> int:
-    """KV cells: room for the context and for the cache's budget, but no more than the
-    model was trained on (the sequences share the cells, and llama.cpp treats their count
-    as each sequence's context length)."""
-    wanted = max(n_ctx, capacity)
-    return min(wanted, n_ctx_train) if n_ctx_train > 0 else wanted
+def sequence_cells(n_ctx: int, n_ctx_train: int) -> int:
+    """Each sequence's KV cells: the context, but no more than the model was trained on."""
+    return min(n_ctx, n_ctx_train) if n_ctx_train > 0 else n_ctx
+
+
+def kv_sequences(kv_cache_mb: float, cells: int, bytes_per_token: int) -> int:
+    """How many sequences (streams of `cells` each) the KV memory budget holds, within
+    MIN_SEQUENCES..RESIDENT_PREFIXES."""
+    fits = int(kv_cache_mb * MB) // max(cells * bytes_per_token, 1)
+    return max(MIN_SEQUENCES, min(fits, RESIDENT_PREFIXES))
 
 
 def check_kv_type(shape: ModelShape, kv: KvType) -> None:

@@ -1,5 +1,11 @@
-"""A thin typed layer over llama.cpp's low-level API: one model, one context with a unified
-KV cache shared by several sequences, a reusable batch, logits only where asked for."""
+"""A thin typed layer over llama.cpp's low-level API: one model, one context whose KV cache
+gives each sequence its own stream of cells, a reusable batch, logits only where asked for.
+
+A stream per sequence (llama.cpp's `kv_unified = false`): a forward pass attends over its
+own sequence's cells only. In a unified cache every pass walks the cells of every resident
+sequence, masked or not, so the prompts other places keep cached slowed every pass; and
+without them, attention without flash attention is the faster kernel for the short passes
+of speculative decoding (docs/MEASUREMENTS.md, 2026-12-08)."""
 
 from __future__ import annotations
 
@@ -50,30 +56,33 @@ class ModelShape:
 
 @dataclass(frozen=True)
 class ContextConfig:
-    n_cells: int  # KV cells shared by all sequences
+    cells_per_sequence: int  # each sequence's stream of KV cells (llama.cpp pads to 256)
     n_seq_max: int
     n_threads: int
     n_batch: int  # most tokens one decode call may take
     kv: KvType = F16  # the KV cache's element type (K and V alike)
-    # None: llama.cpp's choice ("auto"), on where the KV type needs it (a quantized V)
+    # None: off, unless the KV type needs it (a quantized V); measured faster off with a
+    # stream per sequence
     flash_attention: bool | None = None
 
     def attention_tile(self) -> int:
         """Query rows from which llama.cpp's CPU flash attention takes its tiled kernel
-        (ggml-cpu: an f16 or f32 KV cache, flash attention on; "auto" is on for the
-        CPU); 0 where it never does."""
-        if self.flash_attention is False or self.kv.name != "f16":
+        (ggml-cpu: an f16 or f32 KV cache, flash attention on); 0 where it never does."""
+        if not self.uses_flash_attention() or self.kv.name != "f16":
             return 0
         return FLASH_ATTENTION_TILE
 
-    def flash_attn_type(self) -> int:
-        if self.flash_attention is None and not self.kv.needs_flash_attention:
-            return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO)
-        if self.flash_attention is False and self.kv.needs_flash_attention:
+    def uses_flash_attention(self) -> bool:
+        if self.flash_attention is None:
+            return self.kv.needs_flash_attention
+        if not self.flash_attention and self.kv.needs_flash_attention:
             raise EngineError(f"a {self.kv.name} KV cache needs flash attention")
-        if self.flash_attention is False:
-            return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED)
-        return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED)
+        return self.flash_attention
+
+    def flash_attn_type(self) -> int:
+        if self.uses_flash_attention():
+            return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED)
+        return int(llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED)
 
 
 def _load_model(path: Path, on_progress: Callable[[float], None] | None) -> ctypes.c_void_p:
@@ -137,7 +146,7 @@ class LlamaRuntime:
         self.shape = _read_shape(model, self._vocab)
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
         self.bos = int(llama_cpp.llama_vocab_bos(self._vocab))
-        self.config = ContextConfig(n_cells=0, n_seq_max=1, n_threads=1, n_batch=1)
+        self.config = ContextConfig(cells_per_sequence=0, n_seq_max=1, n_threads=1, n_batch=1)
         self.pass_tile = 0
         self._ctx: ctypes.c_void_p | None = None
         self._batch: llama_cpp.llama_batch | None = None
@@ -147,13 +156,13 @@ class LlamaRuntime:
 
     def open_context(self, config: ContextConfig) -> None:
         params = llama_cpp.llama_context_default_params()
-        params.n_ctx = config.n_cells
+        params.n_ctx = config.cells_per_sequence * config.n_seq_max
         params.n_batch = config.n_batch
         params.n_ubatch = config.n_batch
         params.n_seq_max = config.n_seq_max
         params.n_threads = config.n_threads
         params.n_threads_batch = config.n_threads
-        params.kv_unified = True  # all sequences share the cells: seq_cp shares, not copies
+        params.kv_unified = False  # a stream per sequence (the module's docstring)
         params.no_perf = True
         params.type_k = params.type_v = GGML_TYPES[config.kv.name]
         params.flash_attn_type = config.flash_attn_type()
@@ -190,7 +199,8 @@ class LlamaRuntime:
 
     @property
     def n_cells(self) -> int:
-        return int(llama_cpp.llama_n_ctx(self._ctx)) if self._ctx else 0
+        """Each sequence's KV cells."""
+        return int(llama_cpp.llama_n_ctx_seq(self._ctx)) if self._ctx else 0
 
     def _require_batch(self) -> llama_cpp.llama_batch:
         if self._batch is None or not self._ctx:
@@ -279,7 +289,11 @@ class LlamaRuntime:
             raise EngineError(f"could not trim sequence {seq} at {start}")
 
     def seq_copy(self, src: int, dst: int, end: int) -> None:
-        llama_cpp.llama_memory_seq_cp(self._memory, src, dst, 0, end)
+        """`dst` holds `src`'s first `end` positions. Between streams llama.cpp copies only
+        whole ones (a partial copy aborts the process): the whole stream, then the tail
+        trimmed. The copy itself runs at the start of the next decode."""
+        llama_cpp.llama_memory_seq_cp(self._memory, src, dst, -1, -1)
+        self.seq_remove(dst, end, -1)
 
     def kv_bytes_per_token(self) -> int:
         return self.shape.kv_bytes_per_token(self.config.kv)

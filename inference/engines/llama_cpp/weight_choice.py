@@ -50,6 +50,9 @@ PASS_SIZES = (9, 17, 33, 64, 128)
 # grows with it, and unevenly: where llama.cpp's tiled kernel starts (64 rows), a pass of
 # 33 after 512 tokens costs more than one of 64, and after 128 less.
 PROMPT = 512
+# How the timed passes attend (runtime.py's defaults): a saved choice timed another way
+# is measured again.
+ATTENTION = "a KV stream per sequence, flash attention off"
 REPEATS = 5
 # The next edit the estimate stands for: a prompt's cold part prefilled, then a rewrite
 # of the editable window whose tokens are mostly copied from the draft (verified in
@@ -229,7 +232,7 @@ def _timing_runtime(path: Path, n_threads: int) -> LlamaRuntime:
     runtime = LlamaRuntime(path, None)
     try:
         top = max(PASS_SIZES)
-        config = ContextConfig(n_cells=PROMPT + top, n_seq_max=1, n_threads=n_threads, n_batch=top)
+        config = ContextConfig(PROMPT + top, n_seq_max=1, n_threads=n_threads, n_batch=top)
         runtime.open_context(config)
         prompt = runtime.tokenize(SAMPLE.read_text(), add_bos=True)[:PROMPT]
         for start in range(0, PROMPT, top):
@@ -250,12 +253,13 @@ def _timed_pass(runtime: LlamaRuntime, tokens: list[int], k: int) -> float:
 
 
 def load_choice(path: Path, signature: str) -> WeightChoice | None:
-    """The saved choice when it was measured on this CPU, as PROMPT says; None otherwise
-    or unreadable."""
+    """The saved choice when it was measured on this CPU, as PROMPT and ATTENTION say;
+    None otherwise or unreadable."""
     try:
         data = json.loads(path.read_text())
-        if data.get("cpu") != signature or data.get("prompt_tokens") != PROMPT:
-            return None  # another CPU, or timed after a prompt of another length
+        same_timing = data.get("prompt_tokens") == PROMPT and data.get("attention") == ATTENTION
+        if data.get("cpu") != signature or not same_timing:
+            return None  # another CPU, or timed after a prompt of another length or so
         timings = tuple(
             WeightTiming(
                 t["weights"], float(t["step_s"]), {int(k): float(v) for k, v in t["pass_s"].items()}
@@ -282,6 +286,7 @@ def save_choice(path: Path, choice: WeightChoice) -> None:
         "weights": choice.weights,
         "cpu": choice.cpu,
         "prompt_tokens": PROMPT,
+        "attention": ATTENTION,
         "timings": [asdict(t) for t in choice.timings],
         "others_busy": choice.others_busy,
         "attempts": choice.attempts,

@@ -54,7 +54,7 @@ from .scheduling import (
 # Sequences for cached prompt prefixes: eight editors in their own file and a shared one
 # each keep their prompts (the KV budget, not this, bounds the tokens they hold).
 RESIDENT_PREFIXES = 16
-MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first use temporary sequences
+MAX_CANDIDATES = 8  # n limit of complete(); candidates beyond the first borrow sequences
 PREFILL_CHUNK = 128  # real requests: a cancel waits for one such forward pass at most
 WARM_CHUNK = 64  # warming passes (a real request stops one it does not need: WarmPass)
 MB = 1024 * 1024
@@ -336,7 +336,6 @@ class LocalEngine(Generic[R]):
             n,
             emit,
             PREFILL_CHUNK,
-            RESIDENT_PREFIXES,
             self._tie_seq(),
             self._draft_policy(),
             self.alternative_min_p,

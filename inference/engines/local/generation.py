@@ -50,7 +50,6 @@ class GenerationRequest:
     n: int
     emit: Emit | None
     prefill_chunk: int = 128
-    first_spare_seq: int = 8  # sequences from here on are free for extra candidates
     tie_seq: int | None = None  # a scratch sequence for near-tie re-decisions (speculative.py)
     policy: DraftPolicy = DRAFT_POLICY  # draft lengths by this engine's pass-cost curve
     alternative_min_p: float = ALTERNATIVE_MIN_P
@@ -141,14 +140,20 @@ def run_generation(
         writer.guard = guard
         sink.result.text = sink.text.finish()
         found = [sink.result]
-        if request.n > 1 and draft is None:
-            found += _alternatives(
-                runtime, writer.seq, tokens, first, request, guard, stats, healed.healing
-            )
-        elif request.n > 1 and draft is not None:
-            found += _branches(
-                runtime, writer, tokens, first, draft, sink.result, request, stats, ties
-            )
+        spares = cache.borrow(request.n) if request.n > 1 else []
+        try:
+            if spares and draft is None:
+                found += _alternatives(
+                    runtime, writer.seq, spares, tokens, first, request, guard, stats,
+                    healed.healing,
+                )  # fmt: skip
+            elif len(spares) > 1 and draft is not None:
+                found += _branches(
+                    runtime, writer, spares, tokens, first, draft, sink.result, request, stats,
+                    ties,
+                )  # fmt: skip
+        finally:
+            cache.give_back(spares)
     finally:
         cache.unpin(writer.seq)
         cache.record(writer.seq, writer.tokens)
@@ -215,6 +220,7 @@ def _draft_tokens(runtime: Runtime, request: GenerationRequest) -> list[int] | N
 def _alternatives(
     runtime: Runtime,
     seq: int,
+    spares: Sequence[int],
     prompt: list[int],
     first: Logits,
     request: GenerationRequest,
@@ -223,13 +229,12 @@ def _alternatives(
     healing: Callable[[], Healing | None] = lambda: None,
 ) -> list[Generation]:
     """Candidates 2..n: the next most likely first tokens (likely enough), each continued
-    greedily in a temporary sequence that shares the prompt's KV cells. Duplicates are
-    dropped. `first` is constrained already where the request heals; `healing` gives
-    each candidate its own constraint to follow."""
+    greedily in a spare sequence that starts as a copy of the prompt's KV (as many as
+    there are `spares`). Duplicates are dropped. `first` is constrained already where the
+    request heals; `healing` gives each candidate its own constraint to follow."""
     ranked = plausible_alternatives(first, int(np.argmax(first)), request, stats)
     found: list[Generation] = []
-    for offset, token in enumerate(ranked):
-        spare = request.first_spare_seq + offset
+    for spare, token in zip(spares, ranked, strict=False):
         runtime.seq_copy(seq, spare, len(prompt))
         writer = SequenceWriter(runtime, spare, prompt, guard)
         try:
@@ -286,6 +291,7 @@ def _settled(best: Generation, at: int, request: GenerationRequest) -> bool:
 def _branches(
     runtime: Runtime,
     writer: SequenceWriter,
+    spares: Sequence[int],
     prompt: list[int],
     first: Logits,
     draft: list[int],
@@ -296,37 +302,32 @@ def _branches(
 ) -> list[Generation]:
     """Rewrite candidates 2..n: at the branch position, the next most likely tokens in
     place of the best one's, each continued speculatively (the same draft) in a spare
-    sequence that shares the prompt's and the common prefix's KV cells."""
+    sequence that starts as a copy of the prompt's and the common prefix's KV (the first
+    spare holds that copy; as many candidates as there are other spares)."""
     at = branch_position(best, draft)
     if _settled(best, at, request):
         stats.alternatives_skipped += request.n - 1
         return []
     prefix = best.tokens[:at]
-    base = request.first_spare_seq
+    base = spares[0]
     length = len(prompt) + at
-    try:
-        if at == 0:
-            row = first
-            runtime.seq_copy(writer.seq, base, length)
-        else:  # the logits at the branch: re-evaluate the token before it
-            runtime.seq_copy(writer.seq, base, length - 1)
-            scratch = SequenceWriter(runtime, base, [*prompt, *prefix[:-1]], writer.guard)
-            row = scratch.eval([prefix[-1]], [0])[0].copy()
-            stats.forward_passes += scratch.passes
-        chosen = best.tokens[at] if at < len(best.tokens) else -1
-        found = []
-        for offset, token in enumerate(plausible_alternatives(row, chosen, request, stats)):
-            spare = base + 1 + offset
-            runtime.seq_copy(base, spare, length)
-            found.append(
-                _branch(
-                    runtime, spare, prompt, prefix, best, token, row, draft, request, stats, ties
-                )
-            )
-        return found
-    finally:
-        for seq in range(base, base + request.n):
-            runtime.seq_remove(seq, 0, -1)
+    if at == 0:
+        row = first
+        runtime.seq_copy(writer.seq, base, length)
+    else:  # the logits at the branch: re-evaluate the token before it
+        runtime.seq_copy(writer.seq, base, length - 1)
+        scratch = SequenceWriter(runtime, base, [*prompt, *prefix[:-1]], writer.guard)
+        row = scratch.eval([prefix[-1]], [0])[0].copy()
+        stats.forward_passes += scratch.passes
+    chosen = best.tokens[at] if at < len(best.tokens) else -1
+    found = []
+    alternatives = plausible_alternatives(row, chosen, request, stats)
+    for spare, token in zip(spares[1:], alternatives, strict=False):
+        runtime.seq_copy(base, spare, length)
+        found.append(
+            _branch(runtime, spare, prompt, prefix, best, token, row, draft, request, stats, ties)
+        )
+    return found
 
 
 def _branch(

@@ -1,5 +1,6 @@
-"""Which prompt prefixes stay resident in the KV cache: one llama.cpp sequence per prefix
-in a unified cache, longest-common-prefix lookup, LRU eviction under a token budget.
+"""Which prompt prefixes stay resident in the KV cache: one sequence per prefix,
+longest-common-prefix lookup, LRU eviction under a token budget; sequences lent to a
+request for its extra candidates.
 
 Bookkeeping only; the native operations go through `SequenceOps` (the runtime)."""
 
@@ -57,8 +58,7 @@ class PrefixCache:
 
     A request continues the sequence sharing its longest prefix in place when it mostly
     extends it (the next keystroke in the same document); when it shares only a small head
-    (another document with the same instructions) the head is forked into a free sequence:
-    in a unified KV cache that shares cells instead of copying them.
+    (another document with the same instructions) the head is forked into a free sequence.
     Accounting counts each sequence's tokens, so shared heads count twice (conservative).
     A pinned sequence (a request in progress, e.g. a rewrite that lent the engine to a
     plain continuation) is only read by others: never trimmed, taken over or evicted."""
@@ -150,6 +150,25 @@ class PrefixCache:
             elif recorded.seq not in self._pinned and _begins(recorded.tokens, other.tokens):
                 self._evict(recorded)
                 return
+
+    def borrow(self, count: int) -> list[int]:
+        """Up to `count` empty sequences for a request's extra candidates: free ones, else
+        the least recently used prefixes' (evicted); pinned until given back."""
+        lent: list[int] = []
+        for _ in range(count):
+            if len(self._slots) >= self._n_slots and not self._evictable():
+                break
+            slot = self._free_slot(exclude=None)
+            self._pinned.add(slot.seq)
+            lent.append(slot.seq)
+        return lent
+
+    def give_back(self, seqs: Sequence[int]) -> None:
+        """Sequences from borrow(), emptied and free again."""
+        for seq in seqs:
+            self._pinned.discard(seq)
+            if seq in self._slots:
+                self._evict(self._slots[seq])
 
     def pin(self, seq: int) -> None:
         self._pinned.add(seq)
