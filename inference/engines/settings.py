@@ -88,8 +88,9 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
         "engine.kv_cache_mb",
         544,
         "integer >= 1",
-        "Memory for cached prompts (KV cache), in MB: as many prompts of "
-        "engine.context_size tokens as fit (from the model's own shape; llama.cpp: 4 to 16).",
+        "Memory for cached prompts (KV cache), in MB, by the model's own shape: llama.cpp "
+        "holds as many prompts of engine.context_size tokens as fit (4 to 16), torch as "
+        "many tokens.",
         checks.integer(1),
         in_env=True,
         old_env=("SHADOWTAB_KV_CACHE_MB",),

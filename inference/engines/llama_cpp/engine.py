@@ -22,9 +22,9 @@ from .runtime import ContextConfig, LlamaRuntime, ModelShape
 from .weight_choice import AUTO, FALLBACK, WeightChoice, choose_weights, saved_curve
 
 # Each sequence has its own stream of KV cells (runtime.py), allocated whole: as many as
-# engine.kv_cache_mb holds, at least MIN_SEQUENCES (a prompt and a candidate's fork), at
-# most RESIDENT_PREFIXES (one editor's prompts at its places; eight editors' in their
-# files and a shared one each).
+# engine.kv_cache_mb holds, at least MIN_SEQUENCES (ghost text's and the next edit's
+# prompts here and at the place just left), at most RESIDENT_PREFIXES (eight editors'
+# prompts in their own file and a shared one).
 MIN_SEQUENCES = 4
 # Off: re-deciding near ties with single-token steps does not make speculative output
 # equal greedy's, whatever the pass length: the difference comes from the KV the batched

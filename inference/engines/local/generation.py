@@ -140,20 +140,11 @@ def run_generation(
         writer.guard = guard
         sink.result.text = sink.text.finish()
         found = [sink.result]
-        spares = cache.borrow(request.n) if request.n > 1 else []
-        try:
-            if spares and draft is None:
-                found += _alternatives(
-                    runtime, writer.seq, spares, tokens, first, request, guard, stats,
-                    healed.healing,
-                )  # fmt: skip
-            elif len(spares) > 1 and draft is not None:
-                found += _branches(
-                    runtime, writer, spares, tokens, first, draft, sink.result, request, stats,
-                    ties,
-                )  # fmt: skip
-        finally:
-            cache.give_back(spares)
+        if request.n > 1:
+            found += _more_candidates(
+                runtime, cache, writer, tokens, first, draft, sink.result, request, stats,
+                guard, healed.healing, ties,
+            )  # fmt: skip
     finally:
         cache.unpin(writer.seq)
         cache.record(writer.seq, writer.tokens)
@@ -215,6 +206,35 @@ def _draft_tokens(runtime: Runtime, request: GenerationRequest) -> list[int] | N
     if request.draft is None or request.draft[1] != "speculative":
         return None
     return runtime.tokenize(request.draft[0], add_bos=False)
+
+
+def _more_candidates(
+    runtime: Runtime,
+    cache: PrefixCache,
+    writer: SequenceWriter,
+    prompt: list[int],
+    first: Logits,
+    draft: list[int] | None,
+    best: Generation,
+    request: GenerationRequest,
+    stats: RequestStats,
+    guard: Guard,
+    healing: Callable[[], Healing | None],
+    ties: TieCheck | None,
+) -> list[Generation]:
+    """Candidates 2..n in sequences borrowed from the prefix cache, given back emptied:
+    a continuation's alternatives, or a rewrite's branches."""
+    spares = cache.borrow(request.n)
+    try:
+        if draft is None:
+            return _alternatives(
+                runtime, writer.seq, spares, prompt, first, request, guard, stats, healing
+            )
+        if len(spares) < 2:
+            return []
+        return _branches(runtime, writer, spares, prompt, first, draft, best, request, stats, ties)
+    finally:
+        cache.give_back(spares)
 
 
 def _alternatives(
