@@ -11,6 +11,6 @@ from shadowtab.inference import LlamaCppEngine
 
 @pytest.fixture(scope="session")
 def engine() -> Iterator[LlamaCppEngine]:
-    instance = LlamaCppEngine(n_ctx=4096, kv_cache_mb=64)
+    instance = LlamaCppEngine(n_ctx=2048, kv_cache_mb=64)
     yield instance
     instance.close()
