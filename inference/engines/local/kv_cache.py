@@ -59,7 +59,7 @@ class PrefixCache:
     A request continues the sequence sharing its longest prefix in place when it mostly
     extends it (the next keystroke in the same document); when it shares only a small head
     (another document with the same instructions) the head is forked into a free sequence.
-    Accounting counts each sequence's tokens, so shared heads count twice (conservative).
+    Accounting counts each sequence's tokens (a fork holds its own copy of the head).
     A pinned sequence (a request in progress, e.g. a rewrite that lent the engine to a
     plain continuation) is only read by others: never trimmed, taken over or evicted."""
 

@@ -28,8 +28,8 @@ COPIED_GAP = 50.0
 @dataclass
 class TieCheck:
     """Re-decides near-tie positions of a verification pass with a single-token step in a
-    scratch sequence that shares the verified prefix's KV cells (a copy costs nothing in
-    a unified cache), so the main sequence keeps the pass's KV."""
+    scratch sequence holding a copy of the verified prefix's KV, so the main sequence
+    keeps the pass's KV (off in the llama.cpp engine: llama_cpp/engine.py)."""
 
     scratch_seq: int
     margin: float = NEAR_TIE_MARGIN
