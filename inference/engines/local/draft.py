@@ -77,9 +77,9 @@ class DraftPolicy:
     # The first pass's draft tokens ride in the prefill's last pass (speculative.Head),
     # one pass fewer where the answer begins as the original does. True: wherever they
     # fit; False: only in rows that pass computes anyway (a pass padded to the attention
-    # tile, pass_plan.py). Rows of their own cost more than the pass they save where the
-    # model ends at once (docs/MEASUREMENTS.md, 2026-12-06).
-    verify_in_prefill: bool = False
+    # tile, pass_plan.py). Without flash attention a pass costs about what its rows do,
+    # and the rows cost less than the pass they save (docs/MEASUREMENTS.md, 2026-12-08).
+    verify_in_prefill: bool = True
 
     @property
     def k_min(self) -> int:
