@@ -222,25 +222,30 @@ def _more_candidates(
     healing: Callable[[], Healing | None],
     ties: TieCheck | None,
 ) -> list[Generation]:
-    """Candidates 2..n in sequences borrowed from the prefix cache, given back emptied:
-    a continuation's alternatives, or a rewrite's branches."""
-    spares = cache.borrow(request.n)
+    """Candidates 2..n in sequences borrowed from the prefix cache as they are needed
+    (each one borrowed may evict a cached prompt), given back emptied: a continuation's
+    alternatives, or a rewrite's branches."""
+    lent: list[int] = []
+
+    def borrow(count: int) -> list[int]:
+        seqs = cache.borrow(count)
+        lent.extend(seqs)
+        return seqs
+
     try:
         if draft is None:
             return _alternatives(
-                runtime, writer.seq, spares, prompt, first, request, guard, stats, healing
+                runtime, writer.seq, borrow, prompt, first, request, guard, stats, healing
             )
-        if len(spares) < 2:
-            return []
-        return _branches(runtime, writer, spares, prompt, first, draft, best, request, stats, ties)
+        return _branches(runtime, writer, borrow, prompt, first, draft, best, request, stats, ties)
     finally:
-        cache.give_back(spares)
+        cache.give_back(lent)
 
 
 def _alternatives(
     runtime: Runtime,
     seq: int,
-    spares: Sequence[int],
+    borrow: Callable[[int], list[int]],
     prompt: list[int],
     first: Logits,
     request: GenerationRequest,
@@ -250,11 +255,11 @@ def _alternatives(
 ) -> list[Generation]:
     """Candidates 2..n: the next most likely first tokens (likely enough), each continued
     greedily in a spare sequence that starts as a copy of the prompt's KV (as many as
-    there are `spares`). Duplicates are dropped. `first` is constrained already where the
+    `borrow` lends). Duplicates are dropped. `first` is constrained already where the
     request heals; `healing` gives each candidate its own constraint to follow."""
     ranked = plausible_alternatives(first, int(np.argmax(first)), request, stats)
     found: list[Generation] = []
-    for spare, token in zip(spares, ranked, strict=False):
+    for spare, token in zip(borrow(len(ranked)) if ranked else [], ranked, strict=False):
         runtime.seq_copy(seq, spare, len(prompt))
         writer = SequenceWriter(runtime, spare, prompt, guard)
         try:
@@ -311,7 +316,7 @@ def _settled(best: Generation, at: int, request: GenerationRequest) -> bool:
 def _branches(
     runtime: Runtime,
     writer: SequenceWriter,
-    spares: Sequence[int],
+    borrow: Callable[[int], list[int]],
     prompt: list[int],
     first: Logits,
     draft: list[int],
@@ -322,14 +327,16 @@ def _branches(
 ) -> list[Generation]:
     """Rewrite candidates 2..n: at the branch position, the next most likely tokens in
     place of the best one's, each continued speculatively (the same draft) in a spare
-    sequence that starts as a copy of the prompt's and the common prefix's KV (the first
-    spare holds that copy; as many candidates as there are other spares)."""
+    sequence that starts as a copy of the prompt's and the common prefix's KV (a first
+    borrowed sequence holds that copy; as many candidates as `borrow` lends)."""
     at = branch_position(best, draft)
     if _settled(best, at, request):
         stats.alternatives_skipped += request.n - 1
         return []
-    prefix = best.tokens[:at]
-    base = spares[0]
+    lent = borrow(1)
+    if not lent:
+        return []
+    prefix, base = best.tokens[:at], lent[0]
     length = len(prompt) + at
     if at == 0:
         row = first
@@ -342,7 +349,8 @@ def _branches(
     chosen = best.tokens[at] if at < len(best.tokens) else -1
     found = []
     alternatives = plausible_alternatives(row, chosen, request, stats)
-    for spare, token in zip(spares[1:], alternatives, strict=False):
+    spares = borrow(len(alternatives)) if alternatives else []
+    for spare, token in zip(spares, alternatives, strict=False):
         runtime.seq_copy(base, spare, length)
         found.append(
             _branch(runtime, spare, prompt, prefix, best, token, row, draft, request, stats, ties)
